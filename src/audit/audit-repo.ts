@@ -1,0 +1,219 @@
+// SQL for the audit event log: gapless per-org seq assignment, dedupe, reads for replay and listing.
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../db/db.js';
+import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
+import { STREAM_EVENT_TYPES } from './audit-types.js';
+import { NotFoundError } from '../http/errors.js';
+
+const MAX_KEY_LENGTH = 200;
+
+/** Dedupe keys are stored as given when short, else as a digest, so the unique index stays small. */
+export function storedDedupeKey(key: string): string {
+  return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
+}
+
+/** Postgres text and jsonb cannot hold U+0000: replace it, everywhere in a value, with U+FFFD. */
+export function scrubNul<T>(value: T): T {
+  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '\uFFFD') : value) as T;
+  if (Array.isArray(value)) return value.map(scrubNul) as T;
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[scrubNul(k)] = scrubNul(v);
+    return out as T;
+  }
+  return value;
+}
+
+/** The spec 2.1 payload of a tool call: every field present, unknown ones null. */
+export function toolCallPayload(e: NewAuditEvent): Record<string, unknown> {
+  return {
+    type: 'tool_call',
+    serverId: e.serverId ?? null,
+    sessionId: e.sessionId ?? null,
+    toolName: e.toolName ?? null,
+    action: e.action ?? null,
+    latencyMs: e.latencyMs ?? null,
+    timestamp: e.occurredAt.toISOString(),
+  };
+}
+
+function payloadOf(e: NewAuditEvent): Record<string, unknown> | null {
+  if (e.type === 'tool_call') return e.toolName ? toolCallPayload(e) : null;
+  if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
+  return null;
+}
+
+/** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
+export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> {
+  const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
+  if (r.rows.length === 0) throw new NotFoundError('organization not found');
+  return Number(r.rows[0].event_seq);
+}
+
+/** Of the given (stored) dedupe keys, those already present in the org. */
+export async function existingDedupeKeys(tx: Queryable, orgId: string, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const r = await tx.query<{ dedupe_key: string }>(
+    'SELECT dedupe_key FROM audit_events WHERE org_id = $1 AND dedupe_key = ANY($2::text[])',
+    [orgId, keys],
+  );
+  return new Set(r.rows.map((x) => x.dedupe_key));
+}
+
+/**
+ * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
+ * and registers unseen servers. Must run in the transaction that called lockOrgSeq.
+ */
+export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[]): Promise<PublishedBatch | null> {
+  if (events.length === 0) return null;
+  const n = events.length;
+  const seqs: number[] = new Array(n);
+  const occurred: string[] = new Array(n);
+  const sources: string[] = new Array(n);
+  const types: string[] = new Array(n);
+  const serverIds: (string | null)[] = new Array(n);
+  const sessionIds: (string | null)[] = new Array(n);
+  const tools: (string | null)[] = new Array(n);
+  const actions: (string | null)[] = new Array(n);
+  const latencies: (number | null)[] = new Array(n);
+  const payloads: (string | null)[] = new Array(n);
+  const metadatas: string[] = new Array(n);
+  const keys: string[] = new Array(n);
+  const streamed: StreamEvent[] = [];
+  const servers = new Set<string>();
+
+  for (let i = 0; i < n; i++) {
+    const e = events[i];
+    const seq = lastSeq + i + 1;
+    const payload = payloadOf(e);
+    seqs[i] = seq;
+    occurred[i] = e.occurredAt.toISOString();
+    sources[i] = e.source;
+    types[i] = e.type;
+    serverIds[i] = e.serverId ?? null;
+    sessionIds[i] = e.sessionId ?? null;
+    tools[i] = e.toolName ?? null;
+    actions[i] = e.action ?? null;
+    latencies[i] = e.latencyMs ?? null;
+    payloads[i] = payload ? JSON.stringify(payload) : null;
+    metadatas[i] = JSON.stringify(e.metadata ?? {});
+    keys[i] = e.dedupeKey;
+    if (e.serverId) servers.add(e.serverId);
+    if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
+  }
+
+  await tx.query(
+    `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+     SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::jsonb[], $12::jsonb[], $13::text[])`,
+    [orgId, seqs, occurred, sources, types, serverIds, sessionIds, tools, actions, latencies, payloads, metadatas, keys],
+  );
+  await tx.query('UPDATE organizations SET event_seq = $2 WHERE id = $1', [orgId, lastSeq + n]);
+  if (servers.size > 0) {
+    await tx.query(
+      `INSERT INTO servers (org_id, server_id) SELECT $1, unnest($2::text[])
+       ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()`,
+      [orgId, [...servers].sort()],
+    );
+  }
+  return { orgId, firstSeq: lastSeq + 1, lastSeq: lastSeq + n, events: streamed };
+}
+
+interface StreamRow {
+  seq: number;
+  type: StreamEventType;
+  server_id: string | null;
+  payload: Record<string, unknown> | null;
+}
+
+/** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */
+export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; lastSeq: number }> {
+  const r = await db.query<StreamRow>(
+    `SELECT seq, type, server_id, payload FROM audit_events
+     WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+    [orgId, afterSeq, upToSeq, limit],
+  );
+  const events: StreamEvent[] = [];
+  for (const row of r.rows) {
+    if (row.payload && (STREAM_EVENT_TYPES as readonly string[]).includes(row.type)) {
+      events.push({ seq: Number(row.seq), type: row.type, serverId: row.server_id, payload: row.payload });
+    }
+  }
+  const lastSeq = r.rows.length === limit ? Number(r.rows[r.rows.length - 1].seq) : upToSeq;
+  return { events, lastSeq };
+}
+
+export async function currentSeq(db: Queryable, orgId: string): Promise<number> {
+  const r = await db.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1', [orgId]);
+  return r.rows.length ? Number(r.rows[0].event_seq) : 0;
+}
+
+export interface AuditEventFilter {
+  type?: string;
+  serverId?: string;
+  sessionId?: string;
+  toolName?: string;
+  action?: string;
+  source?: string;
+  from?: Date;
+  to?: Date;
+  afterSeq?: number;
+  beforeSeq?: number;
+  order: 'asc' | 'desc';
+  limit: number;
+}
+
+export interface AuditEventRow {
+  seq: number;
+  type: string;
+  source: string;
+  occurredAt: string;
+  receivedAt: string;
+  serverId: string | null;
+  sessionId: string | null;
+  toolName: string | null;
+  action: string | null;
+  latencyMs: number | null;
+  metadata: Record<string, unknown>;
+}
+
+export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventRow[]> {
+  const where = ['org_id = $1'];
+  const params: unknown[] = [orgId];
+  const add = (sql: string, v: unknown) => {
+    params.push(v);
+    where.push(sql.replace('?', `$${params.length}`));
+  };
+  if (f.type) add('type = ?', f.type);
+  if (f.serverId) add('server_id = ?', f.serverId);
+  if (f.sessionId) add('session_id = ?', f.sessionId);
+  if (f.toolName) add('tool_name = ?', f.toolName);
+  if (f.action) add('action = ?', f.action);
+  if (f.source) add('source = ?', f.source);
+  if (f.from) add('occurred_at >= ?', f.from.toISOString());
+  if (f.to) add('occurred_at < ?', f.to.toISOString());
+  if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
+  if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
+  params.push(f.limit);
+  const r = await db.query<{
+    seq: number; type: string; source: string; occurred_at: Date | string; received_at: Date | string;
+    server_id: string | null; session_id: string | null; tool_name: string | null; action: string | null;
+    latency_ms: number | null; metadata: Record<string, unknown>;
+  }>(
+    `SELECT seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms, metadata
+     FROM audit_events WHERE ${where.join(' AND ')} ORDER BY seq ${f.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
+    params,
+  );
+  return r.rows.map((x) => ({
+    seq: Number(x.seq),
+    type: x.type,
+    source: x.source,
+    occurredAt: new Date(x.occurred_at).toISOString(),
+    receivedAt: new Date(x.received_at).toISOString(),
+    serverId: x.server_id,
+    sessionId: x.session_id,
+    toolName: x.tool_name,
+    action: x.action,
+    latencyMs: x.latency_ms,
+    metadata: x.metadata,
+  }));
+}

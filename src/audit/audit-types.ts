@@ -1,0 +1,49 @@
+// Shapes of audit events going into the store and coming out to the stream.
+
+export type AuditSource = 'raw' | 'cloudwatch' | 'firehose' | 'datadog' | 'system' | 'operator';
+
+/** Event types stored. Only tool_call, anomaly and session_update are streamed; `log` is an ingested entry with no tool name. */
+export type AuditEventType = 'tool_call' | 'anomaly' | 'session_update' | 'log';
+
+export const STREAM_EVENT_TYPES = ['tool_call', 'anomaly', 'session_update'] as const;
+export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
+
+/** An event to be stored. `dedupeKey` identifies the entry across retries within its org. */
+export interface NewAuditEvent {
+  type: AuditEventType;
+  source: AuditSource;
+  occurredAt: Date;
+  serverId?: string | null;
+  sessionId?: string | null;
+  toolName?: string | null;
+  action?: string | null;
+  latencyMs?: number | null;
+  metadata?: Record<string, unknown>;
+  dedupeKey: string;
+  /** Spec 2.2/2.3 payload fields for anomaly and session_update events (tool_call payloads are derived). */
+  payload?: Record<string, unknown> | null;
+}
+
+/** One event as carried to SSE clients: seq, name, the server it concerns (for filters) and the spec payload. */
+export interface StreamEvent {
+  seq: number;
+  type: StreamEventType;
+  serverId: string | null;
+  payload: Record<string, unknown>;
+}
+
+/** What one committed write publishes: the org's seq range it used and the streamable events in it. */
+export interface PublishedBatch {
+  orgId: string;
+  firstSeq: number;
+  lastSeq: number;
+  events: StreamEvent[];
+}
+
+export interface RecordResult {
+  accepted: number;
+  duplicates: number;
+  batch: PublishedBatch | null;
+  /** Sessions this write created, in order. */
+  createdSessions: string[];
+}

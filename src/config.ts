@@ -1,0 +1,98 @@
+// Every setting of the service, read from an environment object and validated with zod.
+import { z } from 'zod';
+
+const bool = (def: boolean) =>
+  z
+    .enum(['true', 'false', '1', '0', 'yes', 'no'])
+    .optional()
+    .transform((v) => (v === undefined ? def : v === 'true' || v === '1' || v === 'yes'));
+
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.coerce.number().int().min(min).max(max).default(def);
+
+const num = (def: number, min = 0) => z.coerce.number().min(min).default(def);
+
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+const emptyAsUndefined = (v: unknown) => (v === '' ? undefined : v);
+
+export const configSchema = z.object({
+  HOST: z.string().default('0.0.0.0'),
+  PORT: int(3000, 0, 65535),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  TRUST_PROXY: bool(false),
+
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.string().url().optional()),
+  DATA_DIR: z.string().default('./.data'),
+  PG_POOL_MAX: int(10, 1, 500),
+  MIGRATE_ON_START: bool(true),
+  SEED_DEMO: bool(true),
+
+  REDIS_URL: z.preprocess(emptyAsUndefined, z.string().url().optional()),
+  REDIS_PREFIX: z.string().default('audit-stream:'),
+
+  ADMIN_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16).optional()),
+  COOKIE_SECURE: bool(false),
+  COOKIE_SAME_SITE: z.enum(['lax', 'strict', 'none']).default('lax'),
+  SESSION_TTL_HOURS: num(168, 0.001),
+  CORS_ORIGINS: list,
+  LOGIN_RATE_LIMIT_MAX: int(10, 1),
+  LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60, 1),
+
+  BODY_LIMIT_BYTES: int(5 * 1024 * 1024, 1024),
+  INGEST_MAX_ENTRIES: int(10_000, 1),
+
+  SSE_RETRY_MS: int(2000, 0),
+  SSE_HEARTBEAT_MS: int(15_000, 10),
+  SSE_REPLAY_LIMIT: int(10_000, 1),
+  SSE_BUFFER_LIMIT_BYTES: int(1024 * 1024, 1024),
+  SSE_DRAIN_TIMEOUT_MS: int(30_000, 10),
+  SSE_MAX_STREAMS_PER_ORG: int(2000, 1),
+  SSE_MAX_STREAMS_PER_KEY: int(500, 1),
+  SSE_MAX_STREAMS_TOTAL: int(20_000, 1),
+  AUTH_RECHECK_MS: int(30_000, 10),
+
+  ANOMALY_WINDOW_SECONDS: int(60, 1, 3600),
+  ANOMALY_MIN_RATE: num(100),
+  ANOMALY_MULTIPLIER: num(3, 1),
+  ANOMALY_COOLDOWN_SECONDS: int(300, 0),
+
+  SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {
+  constructor(public readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Pure: validates an environment-like object and returns the typed config, or throws ConfigError naming each bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    throw new ConfigError(
+      result.error.issues.map((i) => {
+        const name = String(i.path[0] ?? '(root)');
+        const shown = /TOKEN|URL|PASSWORD|SECRET/.test(name) ? '(value hidden)' : JSON.stringify(env[name]);
+        return `${name}: ${i.message} (got ${shown})`;
+      }),
+    );
+  }
+  return result.data;
+}
+
+/** The config used by tests and embedded tools: defaults plus overrides, validated the same way. */
+export function testConfig(overrides: Record<string, string | undefined> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'silent', SEED_DEMO: 'false', ...overrides });
+}

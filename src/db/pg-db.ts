@@ -1,0 +1,63 @@
+// Db backend over a node-postgres Pool, used when DATABASE_URL is set.
+import pg from 'pg';
+import type { Db, Queryable, QueryResult } from './db.js';
+
+// bigint (int8) columns come back as JS numbers: seqs and counts stay far below 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+export interface PgDbOptions {
+  connectionString: string;
+  max: number;
+  onError?: (err: Error) => void;
+}
+
+export function createPgDb(opts: PgDbOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: opts.connectionString,
+    max: opts.max,
+    connectionTimeoutMillis: 5000,
+    idleTimeoutMillis: 30_000,
+    query_timeout: 30_000,
+  });
+  // An idle client losing its connection must not crash the process.
+  pool.on('error', (err) => opts.onError?.(err));
+
+  const asResult = <R>(r: pg.QueryResult): QueryResult<R> => ({ rows: r.rows as R[], rowCount: r.rowCount ?? 0 });
+
+  return {
+    kind: 'postgres',
+    async query<R>(sql: string, params?: unknown[]) {
+      return asResult<R>(await pool.query(sql, params as unknown[]));
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken = false;
+      try {
+        await client.query('BEGIN');
+        const tx: Queryable = {
+          async query<R>(sql: string, params?: unknown[]) {
+            return asResult<R>(await client.query(sql, params as unknown[]));
+          },
+        };
+        const out = await fn(tx);
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        try {
+          await client.query('ROLLBACK');
+        } catch {
+          broken = true;
+        }
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    async ping() {
+      await pool.query('SELECT 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}

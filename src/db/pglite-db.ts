@@ -1,0 +1,58 @@
+// Db backend over embedded PGlite (Postgres in WASM) in DATA_DIR; one connection, so every access is serialized.
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import type { Db, Queryable, QueryResult } from './db.js';
+
+/** A FIFO lock: each caller runs after the previous one finished. */
+function createSerialQueue() {
+  let tail: Promise<unknown> = Promise.resolve();
+  return function run<T>(fn: () => Promise<T>): Promise<T> {
+    const next = tail.then(fn, fn);
+    tail = next.catch(() => undefined);
+    return next;
+  };
+}
+
+export async function createPgliteDb(dataDir: string): Promise<Db> {
+  await mkdir(dataDir, { recursive: true });
+  const pg = await PGlite.create(dataDir);
+  const serial = createSerialQueue();
+
+  // Without parameters, run as a simple-protocol script so multi-statement SQL (migrations) works as on pg.
+  const run = async <R>(sql: string, params?: unknown[]): Promise<QueryResult<R>> => {
+    if (!params || params.length === 0) {
+      const results = await pg.exec(sql);
+      const last = results[results.length - 1];
+      const rows = (last?.rows ?? []) as R[];
+      return { rows, rowCount: Math.max(last?.affectedRows ?? 0, rows.length) };
+    }
+    const r = await pg.query<R>(sql, params);
+    return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
+  };
+
+  return {
+    kind: 'pglite',
+    query<R>(sql: string, params?: unknown[]) {
+      return serial(() => run<R>(sql, params));
+    },
+    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      return serial(async () => {
+        await pg.exec('BEGIN');
+        try {
+          const out = await fn({ query: run });
+          await pg.exec('COMMIT');
+          return out;
+        } catch (err) {
+          await pg.exec('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      });
+    },
+    async ping() {
+      await serial(() => run('SELECT 1'));
+    },
+    async close() {
+      await serial(() => pg.close());
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// The one error handler: every non-2xx answer is {statusCode, error, message, code[, issues]}.
+import { STATUS_CODES } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ZodError } from 'zod';
+import { isStorageUnavailable } from '../db/db.js';
+import { AppError, type IssueDetail } from './errors.js';
+
+export interface ErrorBody {
+  statusCode: number;
+  error: string;
+  message: string;
+  code: string;
+  issues?: IssueDetail[];
+  [k: string]: unknown;
+}
+
+export function zodIssues(err: ZodError): IssueDetail[] {
+  return err.issues.slice(0, 50).map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
+}
+
+const FASTIFY_CODES: Record<string, [number, string]> = {
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type'],
+  FST_ERR_CTP_BODY_TOO_LARGE: [413, 'payload_too_large'],
+  FST_ERR_CTP_EMPTY_JSON_BODY: [400, 'invalid_json'],
+  FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request'],
+  FST_ERR_CTP_INVALID_TYPE: [400, 'invalid_request'],
+  FST_ERR_VALIDATION: [400, 'invalid_request'],
+  FST_ERR_BAD_URL: [400, 'invalid_request'],
+  FST_ERR_ASYNC_CONSTRAINT: [400, 'invalid_request'],
+};
+
+export function errorBody(statusCode: number, code: string, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
+  return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code, ...extra };
+}
+
+/** Maps any thrown value to status + body; exported so the SSE route and tests share it. */
+export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: number } {
+  if (err instanceof AppError) {
+    const extra: Partial<ErrorBody> = {};
+    if (err.extra.issues) extra.issues = err.extra.issues;
+    if (err.extra.details) Object.assign(extra, err.extra.details);
+    return { body: errorBody(err.statusCode, err.code, err.message, extra), retryAfter: err.extra.retryAfterSeconds };
+  }
+  if (err instanceof ZodError) {
+    return { body: errorBody(400, 'invalid_body', 'request body is invalid', { issues: zodIssues(err) }) };
+  }
+  if (isStorageUnavailable(err)) {
+    return { body: errorBody(503, 'storage_unavailable', 'storage is unavailable, retry later'), retryAfter: 5 };
+  }
+  const fe = err as Partial<FastifyError> & { status?: number };
+  const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
+  if (mapped) return { body: errorBody(mapped[0], mapped[1], fe.message ?? 'bad request') };
+  if (err instanceof SyntaxError || fe.name === 'SyntaxError') return { body: errorBody(400, 'invalid_json', `body is not valid JSON: ${(err as Error).message}`) };
+  const status = fe.statusCode ?? fe.status;
+  if (status && status >= 400 && status < 500) {
+    return { body: errorBody(status, status === 429 ? 'too_many_requests' : 'invalid_request', fe.message ?? 'bad request') };
+  }
+  return { body: errorBody(500, 'internal', 'internal error') };
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    const { body, retryAfter } = toErrorResponse(err);
+    if (body.statusCode >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: body.code, statusCode: body.statusCode }, body.message);
+    if (retryAfter !== undefined) reply.header('Retry-After', String(retryAfter));
+    void reply.code(body.statusCode).type('application/json').send(body);
+  });
+  app.setNotFoundHandler((request, reply) => {
+    void reply.code(404).send(errorBody(404, 'not_found', `route ${request.method} ${request.url.split('?')[0]} not found`));
+  });
+}
