@@ -87,7 +87,7 @@ CREATE TABLE audit_events (
   action text,
   latency_ms integer,
   -- the stream payload of streamable events (spec 2.1-2.3 fields), exactly as sent over SSE; null when not streamed
-  payload jsonb,
+  payload json,
   metadata jsonb NOT NULL DEFAULT '{}'::jsonb,
   dedupe_key text NOT NULL,
   PRIMARY KEY (org_id, seq),

@@ -104,7 +104,7 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
 
   await tx.query(
     `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
-     SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::jsonb[], $12::jsonb[], $13::text[])`,
+     SELECT $1, * FROM unnest($2::bigint[], $3::timestamptz[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::int[], $11::json[], $12::jsonb[], $13::text[])`,
     [orgId, seqs, occurred, sources, types, serverIds, sessionIds, tools, actions, latencies, payloads, metadatas, keys],
   );
   await tx.query('UPDATE organizations SET event_seq = $2 WHERE id = $1', [orgId, lastSeq + n]);

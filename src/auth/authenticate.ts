@@ -1,5 +1,5 @@
 // Resolves a request's credentials (API key or login cookie) to {orgId, principal, scopes}; the one auth hook of every route.
-import type { FastifyReply, FastifyRequest, preHandlerAsyncHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
 import type { AuthRepo, Role } from './auth-repo.js';
@@ -111,8 +111,8 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
     throw new UnauthorizedError(opts.cookie === false ? 'an API key is required (Authorization: Bearer ask_...)' : 'sign in or send an API key');
   }
 
-  /** A preHandler that authenticates and checks the permission, setting request.auth. */
-  function require(opts: AuthOptions = {}): preHandlerAsyncHookHandler {
+  /** An onRequest hook that authenticates and checks the permission, setting request.auth (before any body is read). */
+  function require(opts: AuthOptions = {}): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
     return async (request: FastifyRequest, _reply: FastifyReply) => {
       const ctx = await resolve(request, opts);
       if (opts.scope && !ctx.scopes.includes(opts.scope)) {

@@ -1,0 +1,148 @@
+// buildApp(config): the whole service as a Fastify instance, with its resources created from config and closed on close().
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyCookie from '@fastify/cookie';
+import fastifyCors from '@fastify/cors';
+import fastifyFormbody from '@fastify/formbody';
+import fastifyRateLimit from '@fastify/rate-limit';
+import fastifySensible from '@fastify/sensible';
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.js';
+import { createDb } from './db/create-db.js';
+import type { Db } from './db/db.js';
+import { migrate } from './db/migrate.js';
+import { createBus } from './bus/create-bus.js';
+import type { Bus } from './bus/bus.js';
+import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { registerErrorHandling } from './http/error-handler.js';
+import { registerHealthRoutes } from './http/health-routes.js';
+import { registerDashboardRoutes } from './http/dashboard-routes.js';
+import { registerOpenApiRoute } from './http/openapi.js';
+import { createAuthRepo } from './auth/auth-repo.js';
+import { createAuthenticator } from './auth/authenticate.js';
+import { createApiKeyService } from './auth/api-keys.js';
+import { registerAuthRoutes } from './auth/auth-routes.js';
+import { registerAdminRoutes } from './auth/admin-routes.js';
+import { registerApiKeyRoutes } from './auth/api-key-routes.js';
+import { seedDemo, type DemoCredentials } from './auth/seed.js';
+import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
+import { registerAuditRoutes } from './audit/audit-routes.js';
+import { registerTextParsers } from './ingest/body-decoding.js';
+import { registerIngestRoutes } from './ingest/ingest-routes.js';
+import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
+import { registerStreamRoutes } from './stream/stream-routes.js';
+import { registerSessionRoutes } from './sessions/session-routes.js';
+import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
+
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-amz-firehose-access-key"]',
+  'res.headers["set-cookie"]',
+  'password',
+  '*.password',
+  'key',
+  '*.key',
+  'apiKey',
+  '*.apiKey',
+];
+
+export interface BuildOptions {
+  /** Where log lines go (tests capture them); defaults to stdout. */
+  logStream?: NodeJS.WritableStream;
+}
+
+export interface AppContext {
+  app: FastifyInstance;
+  config: Config;
+  db: Db;
+  bus: Bus;
+  metrics: Metrics;
+  hub: StreamHub;
+  recorder: EventRecorder;
+  logger: Logger;
+  /** Set when this start seeded an empty embedded database. */
+  demo: DemoCredentials | null;
+}
+
+export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<AppContext> {
+  const logger = pino(
+    {
+      level: config.LOG_LEVEL,
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    opts.logStream ?? process.stdout,
+  );
+  const metrics = createMetrics();
+  const db = await createDb(config, (err) => logger.warn({ err: { message: err.message } }, 'idle database connection error'));
+  const bus = createBus(config, logger);
+  try {
+    if (config.MIGRATE_ON_START) await migrate(db);
+  } catch (err) {
+    await bus.close();
+    await db.close();
+    throw err;
+  }
+
+  const app: FastifyInstance = Fastify({
+    loggerInstance: logger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => crypto.randomUUID(),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+  }) as unknown as FastifyInstance;
+
+  const authRepo = createAuthRepo(db);
+  const auth = createAuthenticator(config, authRepo);
+  const keys = createApiKeyService(authRepo, bus);
+  const recorder = createEventRecorder({ db, bus, logger });
+  const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
+  const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
+  const demo = config.SEED_DEMO && db.kind === 'pglite' ? await seedDemo(authRepo, keys) : null;
+
+  registerErrorHandling(app);
+  await app.register(fastifySensible);
+  await app.register(fastifyCookie);
+  await app.register(fastifyFormbody, { bodyLimit: config.BODY_LIMIT_BYTES });
+  await app.register(fastifyCors, {
+    // Only listed dashboard origins get a CORS grant, with credentials; never "*".
+    origin: (origin, cb) => cb(null, origin !== undefined && config.CORS_ORIGINS.includes(origin)),
+    credentials: true,
+    methods: ['GET', 'POST', 'PUT', 'DELETE'],
+    allowedHeaders: ['Content-Type', 'Authorization', 'Last-Event-ID'],
+    maxAge: 600,
+  });
+  await app.register(fastifyRateLimit, {
+    global: false,
+    errorResponseBuilder: (_req, ctx) => ({
+      statusCode: 429,
+      error: 'Too Many Requests',
+      code: 'too_many_requests',
+      message: `too many attempts; retry in ${Math.ceil(ctx.ttl / 1000)} s`,
+    }),
+  });
+  registerTextParsers(app);
+
+  registerHealthRoutes(app, { db, bus, metrics });
+  registerAuthRoutes(app, { config, repo: authRepo, auth, bus });
+  if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys });
+  registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
+  registerAuditRoutes(app, { db, auth });
+  registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES });
+  registerStreamRoutes(app, { auth, hub });
+  registerSessionRoutes(app, { db, auth, recorder });
+  anomaly.register(app);
+  registerOpenApiRoute(app);
+  await registerDashboardRoutes(app);
+
+  // Streams end before the server waits for open connections; resources close after the last request.
+  app.addHook('preClose', async () => hub.shutdown());
+  app.addHook('onClose', async () => {
+    await anomaly.close();
+    await bus.close();
+    await db.close();
+  });
+
+  return { app, config, db, bus, metrics, hub, recorder, logger, demo };
+}

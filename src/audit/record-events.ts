@@ -1,0 +1,129 @@
+// The write path every source uses: store a batch in one transaction (gapless seq, dedupe, sessions), then publish it.
+import type { Logger } from 'pino';
+import type { Bus } from '../bus/bus.js';
+import type { Db, Queryable } from '../db/db.js';
+import { recordSessionActivity, sessionStatuses, sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
+import { appendEvents, existingDedupeKeys, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
+import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
+
+/** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
+export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
+
+export interface EventRecorderDeps {
+  db: Db;
+  bus: Bus;
+  logger: Logger;
+}
+
+/**
+ * Stores `events` for `orgId` inside `tx`: drops duplicates (within the batch and against the store), creates unseen
+ * sessions with a session_update event placed before their first tool call, flags tool calls of suspended sessions,
+ * and appends everything with consecutive seqs.
+ */
+export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditEvent[]): Promise<{ stored: NewAuditEvent[]; duplicates: number; batch: PublishedBatch | null; createdSessions: string[] }> {
+  const lastSeq = await lockOrgSeq(tx, orgId);
+  const seen = new Set<string>();
+  const fresh: NewAuditEvent[] = [];
+  for (const raw of input) {
+    const e = scrubNul({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
+    if (seen.has(e.dedupeKey)) continue;
+    seen.add(e.dedupeKey);
+    fresh.push(e);
+  }
+  const existing = await existingDedupeKeys(tx, orgId, fresh.map((e) => e.dedupeKey));
+  const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
+
+  const activity = new Map<string, SessionActivity>();
+  for (const e of toStore) {
+    if (e.type !== 'tool_call' || !e.sessionId) continue;
+    const a = activity.get(e.sessionId);
+    if (a) {
+      a.count++;
+      if (e.occurredAt > a.lastSeenAt) a.lastSeenAt = e.occurredAt;
+    } else activity.set(e.sessionId, { sessionId: e.sessionId, serverId: e.serverId ?? null, count: 1, lastSeenAt: e.occurredAt });
+  }
+  const statuses = await sessionStatuses(tx, orgId, [...activity.keys()]);
+  const createdSessions: string[] = [];
+  const ordered: NewAuditEvent[] = [];
+  const now = new Date();
+  for (const e of toStore) {
+    if (e.type === 'tool_call' && e.sessionId) {
+      const status = statuses.get(e.sessionId);
+      if (status === undefined) {
+        statuses.set(e.sessionId, 'active');
+        createdSessions.push(e.sessionId);
+        ordered.push({
+          type: 'session_update',
+          source: 'system',
+          occurredAt: now,
+          sessionId: e.sessionId,
+          serverId: e.serverId ?? null,
+          metadata: { transition: 'created', by: 'system' },
+          dedupeKey: `session:${e.sessionId}:created`,
+          payload: sessionUpdatePayload(e.sessionId, 'active', now),
+        });
+      } else if (status === 'suspended') {
+        e.metadata = { ...e.metadata, sessionSuspended: true };
+      }
+    }
+    ordered.push(e);
+  }
+  await recordSessionActivity(tx, orgId, [...activity.values()]);
+  const batch = await appendEvents(tx, orgId, lastSeq, ordered);
+  return { stored: ordered, duplicates: input.length - toStore.length, batch, createdSessions };
+}
+
+export function createEventRecorder(deps: EventRecorderDeps) {
+  const listeners: AfterCommitListener[] = [];
+
+  async function publish(batch: PublishedBatch | null): Promise<void> {
+    if (!batch) return;
+    // Postgres is the record: a lost publish is repaired by receivers' gap filling, so it never fails the request.
+    await deps.bus.publish(batch).catch((err: Error) => deps.logger.warn({ err: { message: err.message }, orgId: batch.orgId }, 'publish failed; receivers will fill the gap from the database'));
+  }
+
+  function notify(orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null): void {
+    for (const l of listeners) {
+      try {
+        l(orgId, stored, batch);
+      } catch (err) {
+        deps.logger.error({ err }, 'after-commit listener failed');
+      }
+    }
+  }
+
+  /** Stores a batch for one org in one transaction and publishes it after commit. */
+  async function recordEvents(orgId: string, events: NewAuditEvent[]): Promise<RecordResult> {
+    if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
+    const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events));
+    await publish(out.batch);
+    notify(orgId, out.stored, out.batch);
+    return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions };
+  }
+
+  /**
+   * Runs `fn` in a transaction holding the org's seq lock; fn returns events to append after its own checks.
+   * Used by state changes (session transitions) whose check and event must commit together.
+   */
+  async function recordWith<T>(orgId: string, fn: (tx: Queryable) => Promise<{ events: NewAuditEvent[]; result: T }>): Promise<T> {
+    const out = await deps.db.transaction(async (tx) => {
+      const lastSeq = await lockOrgSeq(tx, orgId);
+      const { events, result } = await fn(tx);
+      const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
+      return { batch, result, events };
+    });
+    await publish(out.batch);
+    notify(orgId, out.events, out.batch);
+    return out.result;
+  }
+
+  return {
+    recordEvents,
+    recordWith,
+    onCommitted(listener: AfterCommitListener) {
+      listeners.push(listener);
+    },
+  };
+}
+
+export type EventRecorder = ReturnType<typeof createEventRecorder>;

@@ -1,0 +1,59 @@
+// Operator admin API under /api/v1/admin, enabled only when ADMIN_TOKEN is set.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { NotFoundError, ConflictError, UnauthorizedError } from '../http/errors.js';
+import type { AuthRepo } from './auth-repo.js';
+import { createKeyBody, createOrgBody, createUserBody, orgIdParam, uuidParam } from './auth-schemas.js';
+import type { ApiKeyService } from './api-keys.js';
+import { hashPassword } from './passwords.js';
+import { safeEqual, sha256Hex } from './tokens.js';
+
+export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: string; repo: AuthRepo; keys: ApiKeyService }) {
+  const expected = sha256Hex(deps.adminToken);
+  const requireAdmin = async (request: FastifyRequest) => {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new UnauthorizedError('admin token required');
+  };
+
+  app.register(async (admin) => {
+    admin.addHook('preHandler', requireAdmin);
+
+    admin.post('/api/v1/admin/organizations', async (request, reply) => {
+      const body = createOrgBody.parse(request.body);
+      const org = await deps.repo.createOrg(body.name);
+      return reply.code(201).send({ id: org.id, name: org.name });
+    });
+
+    admin.post('/api/v1/admin/organizations/:orgId/users', async (request, reply) => {
+      const { orgId } = orgIdParam.parse(request.params);
+      const body = createUserBody.parse(request.body);
+      if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+      let user = await deps.repo.findUserByEmail(body.email);
+      if (user) {
+        // An existing user joins another organization; the password is not changed through this route.
+        await deps.repo.addMembership(user.id, orgId, body.role);
+        return reply.code(201).send({ id: user.id, email: user.email, role: body.role, existing: true });
+      }
+      const created = await deps.repo.createUser(body.email, await hashPassword(body.password)).catch((err: { code?: string }) => {
+        if (err.code === '23505') throw new ConflictError('a user with that email already exists');
+        throw err;
+      });
+      user = { ...created, password_hash: '' };
+      await deps.repo.addMembership(user.id, orgId, body.role);
+      return reply.code(201).send({ id: user.id, email: user.email, role: body.role });
+    });
+
+    admin.post('/api/v1/admin/organizations/:orgId/api-keys', async (request, reply) => {
+      const { orgId } = orgIdParam.parse(request.params);
+      const body = createKeyBody.parse(request.body);
+      if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+      const key = await deps.keys.issue(orgId, body.name, body.scopes);
+      return reply.code(201).send(key);
+    });
+
+    admin.delete('/api/v1/admin/api-keys/:id', async (request, reply) => {
+      const { id } = uuidParam.parse(request.params);
+      if (!(await deps.keys.revoke(id))) throw new NotFoundError('API key not found');
+      return reply.code(204).send();
+    });
+  });
+}

@@ -1,0 +1,108 @@
+// Cookie login for browsers: login (rate-limited), logout, who am I, and the active organization.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Bus } from '../bus/bus.js';
+import type { Config } from '../config.js';
+import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
+import type { AuthRepo } from './auth-repo.js';
+import { authOf, SESSION_COOKIE, type Authenticator } from './authenticate.js';
+import { activeOrgBody, loginBody } from './auth-schemas.js';
+import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords.js';
+import { newLoginToken, sha256Hex } from './tokens.js';
+
+export interface AuthRouteDeps {
+  config: Config;
+  repo: AuthRepo;
+  auth: Authenticator;
+  bus: Bus;
+}
+
+async function meBody(repo: AuthRepo, user: { id: string; email: string }, activeOrgId: string | null) {
+  const orgs = await repo.memberships(user.id);
+  const active = orgs.find((o) => o.org_id === activeOrgId) ?? orgs[0];
+  return {
+    user: { id: user.id, email: user.email },
+    organizations: orgs.map((o) => ({ id: o.org_id, name: o.name, role: o.role })),
+    activeOrganizationId: active?.org_id ?? null,
+  };
+}
+
+export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
+  const { config, repo } = deps;
+  const cookieOptions = {
+    path: '/',
+    httpOnly: true,
+    sameSite: config.COOKIE_SAME_SITE,
+    secure: config.COOKIE_SECURE || config.COOKIE_SAME_SITE === 'none',
+  } as const;
+
+  /** Login CSRF guard: a browser login must come from our own page or an allowed dashboard origin. */
+  function checkLoginOrigin(request: FastifyRequest) {
+    const origin = request.headers.origin;
+    if (!origin) return;
+    if (origin !== `${request.protocol}://${request.host}` && !config.CORS_ORIGINS.includes(origin)) {
+      throw new ForbiddenError(`origin ${origin} is not allowed`, 'origin_not_allowed');
+    }
+  }
+
+  app.post(
+    '/api/v1/auth/login',
+    {
+      config: {
+        rateLimit: {
+          max: config.LOGIN_RATE_LIMIT_MAX,
+          timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
+          keyGenerator: (req: FastifyRequest) => {
+            const email = (req.body as { email?: unknown } | undefined)?.email;
+            return `login:${req.ip}:${typeof email === 'string' ? email.trim().toLowerCase().slice(0, 320) : ''}`;
+          },
+        },
+      },
+    },
+    async (request, reply: FastifyReply) => {
+      checkLoginOrigin(request);
+      const body = loginBody.parse(request.body);
+      const user = await repo.findUserByEmail(body.email);
+      const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+      if (!user || !ok) throw new UnauthorizedError('wrong email or password');
+      const orgs = await repo.memberships(user.id);
+      const token = newLoginToken();
+      const expires = new Date(Date.now() + config.SESSION_TTL_HOURS * 3600_000);
+      await repo.createLoginSession(sha256Hex(token), user.id, orgs[0]?.org_id ?? null, expires);
+      reply.setCookie(SESSION_COOKIE, token, { ...cookieOptions, expires });
+      return meBody(repo, user, orgs[0]?.org_id ?? null);
+    },
+  );
+
+  app.post('/api/v1/auth/logout', async (request, reply) => {
+    const token = request.cookies[SESSION_COOKIE];
+    if (token) {
+      const session = await repo.findLoginSession(sha256Hex(token));
+      if (session) {
+        checkLoginOrigin(request);
+        await repo.deleteLoginSession(session.id);
+        await deps.bus.publishControl({ kind: 'end_login', loginSessionId: session.id }).catch(() => undefined);
+      }
+    }
+    reply.clearCookie(SESSION_COOKIE, cookieOptions);
+    return reply.code(204).send();
+  });
+
+  app.get('/api/v1/auth/me', { onRequest: deps.auth.require() }, async (request) => {
+    const auth = authOf(request);
+    if (auth.principal.type !== 'user') {
+      const org = await repo.getOrg(auth.orgId);
+      return { apiKey: { id: auth.principal.id, name: auth.principal.name, scopes: auth.scopes }, organization: org ?? null };
+    }
+    return meBody(repo, { id: auth.principal.id, email: auth.principal.email }, auth.orgId);
+  });
+
+  app.put('/api/v1/auth/active-organization', { onRequest: deps.auth.require() }, async (request) => {
+    const auth = authOf(request);
+    if (auth.principal.type !== 'user') throw new ForbiddenError('only browser logins have an active organization', 'cookie_only');
+    const body = activeOrgBody.parse(request.body);
+    const orgs = await repo.memberships(auth.principal.id);
+    if (!orgs.some((o) => o.org_id === body.organizationId)) throw new ForbiddenError('you are not a member of that organization', 'not_a_member');
+    await repo.setActiveOrg(auth.principal.loginSessionId, body.organizationId);
+    return meBody(repo, { id: auth.principal.id, email: auth.principal.email }, body.organizationId);
+  });
+}

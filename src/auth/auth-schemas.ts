@@ -1,0 +1,26 @@
+// Request bodies of the login, admin and API key routes.
+import { z } from 'zod';
+import { SCOPES } from './tokens.js';
+
+export const loginBody = z.object({
+  email: z.string().trim().min(3).max(320),
+  password: z.string().min(1).max(1024),
+});
+
+export const activeOrgBody = z.object({ organizationId: z.string().uuid() });
+
+export const createOrgBody = z.object({ name: z.string().trim().min(1).max(200) });
+
+export const createUserBody = z.object({
+  email: z.string().trim().email().max(320),
+  password: z.string().min(8).max(1024),
+  role: z.enum(['admin', 'member']).default('member'),
+});
+
+export const createKeyBody = z.object({
+  name: z.string().trim().min(1).max(200),
+  scopes: z.array(z.enum(SCOPES)).min(1).max(SCOPES.length).default([...SCOPES]),
+});
+
+export const uuidParam = z.object({ id: z.string().uuid() });
+export const orgIdParam = z.object({ orgId: z.string().uuid() });

@@ -1,0 +1,106 @@
+// The dashboard's calls to the audit-stream HTTP API (same origin, cookie auth) and the shapes they return.
+
+export interface Organization {
+  id: string;
+  name: string;
+  role: string;
+}
+
+export interface Me {
+  user: { id: string; email: string };
+  organizations: Organization[];
+  activeOrganizationId: string | null;
+}
+
+export interface Session {
+  sessionId: string;
+  serverId: string | null;
+  status: string;
+  statusReason: string | null;
+  firstSeenAt: string | null;
+  lastSeenAt: string | null;
+  toolCallCount: number;
+  statusChangedAt: string | null;
+}
+
+export interface StoredAuditEvent {
+  seq: number;
+  type: string;
+  source: string;
+  occurredAt: string;
+  receivedAt: string;
+  serverId: string | null;
+  sessionId: string | null;
+  toolName: string | null;
+  action: string | null;
+  latencyMs: number | null;
+  metadata: Record<string, unknown> | null;
+}
+
+interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** A failed call: `status` 0 means the service could not be reached at all. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly body: Record<string, unknown> | null = null,
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const isUnauthorized = (err: unknown): boolean => err instanceof ApiError && err.status === 401;
+
+async function request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { Accept: 'application/json' };
+  const init: RequestInit = { method, credentials: 'include', headers };
+  if (method !== 'GET') {
+    // Always a JSON body on writes: the server rejects an empty body sent as application/json.
+    headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body ?? {});
+  }
+  let res: Response;
+  try {
+    res = await fetch(path, init);
+  } catch {
+    throw new ApiError(0, 'network_error', 'The service cannot be reached.');
+  }
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  let data: unknown = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch {
+    data = null;
+  }
+  if (!res.ok) {
+    const err = data !== null && typeof data === 'object' ? (data as Record<string, unknown>) : null;
+    const retryAfter = Number(res.headers.get('Retry-After'));
+    throw new ApiError(
+      res.status,
+      typeof err?.code === 'string' ? err.code : `http_${res.status}`,
+      typeof err?.message === 'string' ? err.message : `${res.status} ${res.statusText}`,
+      err,
+      Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : null,
+    );
+  }
+  return data as T;
+}
+
+export const api = {
+  me: () => request<Me>('GET', '/api/v1/auth/me'),
+  login: (email: string, password: string) => request<Me>('POST', '/api/v1/auth/login', { email, password }),
+  logout: () => request<void>('POST', '/api/v1/auth/logout'),
+  setActiveOrganization: (organizationId: string) => request<Me>('PUT', '/api/v1/auth/active-organization', { organizationId }),
+  sessions: (limit = 100) => request<Page<Session>>('GET', `/api/v1/sessions?limit=${limit}`),
+  suspendSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, {}),
+  resumeSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/resume`, {}),
+  recentToolCalls: (limit = 50) => request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
+};

@@ -1,0 +1,74 @@
+// Small DOM helpers for the dashboard: element creation, lookups, formatting and one requestAnimationFrame batch.
+
+type Attrs = Record<string, string | number | boolean | null | undefined>;
+
+/** Creates an element with attributes and text/element children; text always goes in as text nodes. */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string)[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  setAttrs(el, attrs);
+  el.append(...children);
+  return el;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Attrs = {}): SVGElementTagNameMap[K] {
+  const el = document.createElementNS(SVG_NS, tag);
+  setAttrs(el, attrs);
+  return el;
+}
+
+function setAttrs(el: Element, attrs: Attrs): void {
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === null || value === undefined || value === false) continue;
+    el.setAttribute(name, value === true ? '' : String(value));
+  }
+}
+
+/** The element with this id; a missing one is a bug in index.html, so it throws. */
+export function byId<T extends Element = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`dashboard: #${id} is missing from the page`);
+  return el as T;
+}
+
+/** A value for display: null, undefined and '' become an em dash. */
+export function show(value: string | number | null | undefined): string {
+  return value === null || value === undefined || value === '' ? '—' : String(value);
+}
+
+const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
+
+/** Local wall-clock time with milliseconds (HH:MM:SS.mmm); the raw text when it is not a date. */
+export function formatTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+}
+
+/** Local date and time without milliseconds, for values that may be days old. */
+export function formatDateTime(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const today = new Date();
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+  return d.toDateString() === today.toDateString() ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
+}
+
+const frameTasks = new Set<() => void>();
+let frameRequested = false;
+
+/** Runs `task` once on the next animation frame, however often it is asked for before then. */
+export function onNextFrame(task: () => void): void {
+  frameTasks.add(task);
+  if (frameRequested) return;
+  frameRequested = true;
+  window.requestAnimationFrame(() => {
+    frameRequested = false;
+    const tasks = [...frameTasks];
+    frameTasks.clear();
+    for (const t of tasks) t();
+  });
+}

@@ -1,0 +1,20 @@
+// Serves the built dashboard (dist/public) at / and /assets/*.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+/** dist/public, found from src/http or dist/src/http. */
+export const PUBLIC_DIR = path.resolve(here, here.includes(`${path.sep}dist${path.sep}`) ? '../../public' : '../../dist/public');
+
+export async function registerDashboardRoutes(app: FastifyInstance, publicDir = PUBLIC_DIR) {
+  if (!existsSync(path.join(publicDir, 'index.html'))) {
+    app.get('/', async (_req, reply) =>
+      reply.type('text/plain').send('The dashboard is not built: run `npm run build` (npm start does it).\n'),
+    );
+    return;
+  }
+  await app.register(fastifyStatic, { root: publicDir, prefix: '/', index: ['index.html'], wildcard: false, cacheControl: true, maxAge: 0 });
+}

@@ -1,0 +1,29 @@
+// Shared tail of every ingest route: store through the recorder, count metrics, and answer {accepted, duplicates}.
+import type { NewAuditEvent, AuditSource } from '../audit/audit-types.js';
+import type { EventRecorder } from '../audit/record-events.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { PayloadTooLargeError } from '../http/errors.js';
+
+export interface IngestDeps {
+  recorder: EventRecorder;
+  metrics: Metrics;
+  maxEntries: number;
+}
+
+export function checkEntryCount(count: number, max: number): void {
+  if (count > max) throw new PayloadTooLargeError(`${count} entries in one request; the limit is ${max} (INGEST_MAX_ENTRIES)`);
+}
+
+export async function ingest(deps: IngestDeps, orgId: string, source: AuditSource, events: NewAuditEvent[]): Promise<{ accepted: number; duplicates: number }> {
+  checkEntryCount(events.length, deps.maxEntries);
+  const end = deps.metrics.ingestDuration.startTimer({ source });
+  try {
+    const r = await deps.recorder.recordEvents(orgId, events);
+    deps.metrics.ingestEvents.inc({ source, outcome: 'stored' }, r.accepted);
+    if (r.duplicates) deps.metrics.ingestEvents.inc({ source, outcome: 'duplicate' }, r.duplicates);
+    if (r.batch) deps.metrics.eventsPublished.inc(r.batch.events.length);
+    return { accepted: r.accepted, duplicates: r.duplicates };
+  } finally {
+    end();
+  }
+}

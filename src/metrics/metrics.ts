@@ -1,0 +1,34 @@
+// Prometheus metrics of one app instance, on a registry of its own (prom-client).
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export function createMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const r = [registry];
+  return {
+    registry,
+    streamsOpen: new Gauge({ name: 'audit_stream_sse_streams_open', help: 'SSE streams open on this instance', registers: r }),
+    streamOrgs: new Gauge({ name: 'audit_stream_sse_organizations', help: 'Organizations with at least one open stream on this instance', registers: r }),
+    streamsRejected: new Counter({ name: 'audit_stream_sse_streams_rejected_total', help: 'Stream requests refused by a connection limit', labelNames: ['limit'], registers: r }),
+    streamsClosed: new Counter({ name: 'audit_stream_sse_streams_closed_total', help: 'Streams closed, by reason', labelNames: ['reason'], registers: r }),
+    slowClientDisconnects: new Counter({ name: 'audit_stream_sse_slow_client_disconnects_total', help: 'Streams cut because the client did not keep up', registers: r }),
+    eventsDelivered: new Counter({ name: 'audit_stream_sse_events_delivered_total', help: 'Events written to SSE streams (events x clients)', registers: r }),
+    eventsReplayed: new Counter({ name: 'audit_stream_sse_events_replayed_total', help: 'Events sent from the database on reconnect', registers: r }),
+    ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate)', labelNames: ['source', 'outcome'], registers: r }),
+    ingestRequests: new Counter({ name: 'audit_stream_ingest_requests_total', help: 'Ingest requests by source and status code', labelNames: ['source', 'status'], registers: r }),
+    ingestDuration: new Histogram({
+      name: 'audit_stream_ingest_duration_seconds',
+      help: 'Time to answer an ingest request',
+      labelNames: ['source'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: r,
+    }),
+    eventsPublished: new Counter({ name: 'audit_stream_bus_events_published_total', help: 'Stream events published to the bus', registers: r }),
+    busReconnects: new Counter({ name: 'audit_stream_bus_reconnects_total', help: 'Bus subscriber reconnections', registers: r }),
+    gapFills: new Counter({ name: 'audit_stream_gap_fills_total', help: 'Seq gaps filled from the database', registers: r }),
+    gapFilledEvents: new Counter({ name: 'audit_stream_gap_filled_events_total', help: 'Events read from the database to fill gaps', registers: r }),
+    anomalies: new Counter({ name: 'audit_stream_anomalies_total', help: 'Anomaly alerts emitted by this instance', labelNames: ['anomaly_type'], registers: r }),
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;

@@ -1,0 +1,134 @@
+// SQL for agent sessions: tracking sessions seen in tool calls, reading them, and changing their status.
+import type { Queryable } from '../db/db.js';
+
+export type SessionStatus = 'active' | 'suspended';
+
+export interface SessionRow {
+  sessionId: string;
+  serverId: string | null;
+  status: SessionStatus;
+  statusReason: string | null;
+  statusChangedBy: string | null;
+  firstSeenAt: string;
+  lastSeenAt: string;
+  statusChangedAt: string;
+  toolCallCount: number;
+}
+
+interface DbSessionRow {
+  session_id: string;
+  server_id: string | null;
+  status: SessionStatus;
+  status_reason: string | null;
+  status_changed_by: string | null;
+  first_seen_at: Date | string;
+  last_seen_at: Date | string;
+  status_changed_at: Date | string;
+  tool_call_count: number;
+}
+
+const COLUMNS = 'session_id, server_id, status, status_reason, status_changed_by, first_seen_at, last_seen_at, status_changed_at, tool_call_count';
+
+function toSession(r: DbSessionRow): SessionRow {
+  return {
+    sessionId: r.session_id,
+    serverId: r.server_id,
+    status: r.status,
+    statusReason: r.status_reason,
+    statusChangedBy: r.status_changed_by,
+    firstSeenAt: new Date(r.first_seen_at).toISOString(),
+    lastSeenAt: new Date(r.last_seen_at).toISOString(),
+    statusChangedAt: new Date(r.status_changed_at).toISOString(),
+    toolCallCount: Number(r.tool_call_count),
+  };
+}
+
+export interface SessionActivity {
+  sessionId: string;
+  serverId: string | null;
+  count: number;
+  lastSeenAt: Date;
+}
+
+/** Status of the given sessions of an org, as stored now; absent ids are unseen sessions. */
+export async function sessionStatuses(tx: Queryable, orgId: string, sessionIds: string[]): Promise<Map<string, SessionStatus>> {
+  if (sessionIds.length === 0) return new Map();
+  const r = await tx.query<{ session_id: string; status: SessionStatus }>(
+    'SELECT session_id, status FROM agent_sessions WHERE org_id = $1 AND session_id = ANY($2::text[])',
+    [orgId, sessionIds],
+  );
+  return new Map(r.rows.map((x) => [x.session_id, x.status]));
+}
+
+/** Creates unseen sessions (status active) and adds tool-call counts and last-seen times to known ones. */
+export async function recordSessionActivity(tx: Queryable, orgId: string, activity: SessionActivity[]): Promise<void> {
+  if (activity.length === 0) return;
+  await tx.query(
+    `INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
+     SELECT $1, a.session_id, a.server_id, a.seen, a.seen, a.n FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::bigint[]) AS a(session_id, server_id, seen, n)
+     ON CONFLICT (org_id, session_id) DO UPDATE SET
+       last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
+       tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
+       server_id = coalesce(agent_sessions.server_id, excluded.server_id)`,
+    [
+      orgId,
+      activity.map((a) => a.sessionId),
+      activity.map((a) => a.serverId),
+      activity.map((a) => a.lastSeenAt.toISOString()),
+      activity.map((a) => a.count),
+    ],
+  );
+}
+
+export async function getSession(db: Queryable, orgId: string, sessionId: string, forUpdate = false): Promise<SessionRow | undefined> {
+  const r = await db.query<DbSessionRow>(
+    `SELECT ${COLUMNS} FROM agent_sessions WHERE org_id = $1 AND session_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
+    [orgId, sessionId],
+  );
+  return r.rows[0] ? toSession(r.rows[0]) : undefined;
+}
+
+export async function setSessionStatus(tx: Queryable, orgId: string, sessionId: string, status: SessionStatus, reason: string | null, by: string): Promise<SessionRow> {
+  const r = await tx.query<DbSessionRow>(
+    `UPDATE agent_sessions SET status = $3, status_reason = $4, status_changed_by = $5, status_changed_at = now()
+     WHERE org_id = $1 AND session_id = $2 RETURNING ${COLUMNS}`,
+    [orgId, sessionId, status, reason, by],
+  );
+  return toSession(r.rows[0]);
+}
+
+export interface SessionListFilter {
+  status?: SessionStatus;
+  serverId?: string;
+  /** keyset cursor: sessions last seen before this (lastSeenAt, sessionId) */
+  before?: { lastSeenAt: string; sessionId: string };
+  limit: number;
+}
+
+export async function listSessions(db: Queryable, orgId: string, f: SessionListFilter): Promise<SessionRow[]> {
+  const where = ['org_id = $1'];
+  const params: unknown[] = [orgId];
+  if (f.status) {
+    params.push(f.status);
+    where.push(`status = $${params.length}`);
+  }
+  if (f.serverId) {
+    params.push(f.serverId);
+    where.push(`server_id = $${params.length}`);
+  }
+  if (f.before) {
+    params.push(f.before.lastSeenAt, f.before.sessionId);
+    where.push(`(last_seen_at, session_id) < ($${params.length - 1}::timestamptz, $${params.length})`);
+  }
+  params.push(f.limit);
+  const r = await db.query<DbSessionRow>(
+    `SELECT ${COLUMNS} FROM agent_sessions WHERE ${where.join(' AND ')} ORDER BY last_seen_at DESC, session_id DESC LIMIT $${params.length}`,
+    params,
+  );
+  return r.rows.map(toSession);
+}
+
+/** The spec 2.3 payload of a session_update event. */
+export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): Record<string, unknown> {
+  return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
+}
