@@ -1,0 +1,42 @@
+// The normalized shape of one log message, shared by every parser in this module.
+import type { Action } from './actions.js';
+
+export type NormalizedFormat = 'json' | 'logfmt' | 'lambda-platform' | 'text' | 'datadog';
+
+export interface Normalized {
+  toolName: string | null;
+  /** Mapped to the vocabulary; null when unknown or absent. */
+  action: Action | null;
+  /** The word as found, when it did not map (callers keep it in metadata); null otherwise. */
+  rawAction: string | null;
+  serverId: string | null;
+  sessionId: string | null;
+  /** Whole milliseconds; null if absent or not a finite non-negative number. */
+  latencyMs: number | null;
+  traceId: string | null;
+  requestId: string | null;
+  /** Log level if found (INFO, ERROR...). */
+  level: string | null;
+  format: NormalizedFormat;
+  /** The parsed structured fields (JSON object or logfmt pairs), for metadata; {} for text. */
+  fields: Record<string, unknown>;
+  /** A timestamp found inside the message, else null. */
+  timestamp: Date | null;
+}
+
+export function emptyNormalized(format: NormalizedFormat): Normalized {
+  return {
+    toolName: null,
+    action: null,
+    rawAction: null,
+    serverId: null,
+    sessionId: null,
+    latencyMs: null,
+    traceId: null,
+    requestId: null,
+    level: null,
+    format,
+    fields: {},
+    timestamp: null,
+  };
+}
