@@ -48,6 +48,8 @@ export interface SessionActivity {
   serverId: string | null;
   count: number;
   lastSeenAt: Date;
+  /** Earliest call time of the batch; lastSeenAt when not given. */
+  firstSeenAt?: Date;
 }
 
 /** Status of the given sessions of an org, as stored now; absent ids are unseen sessions. */
@@ -65,8 +67,10 @@ export async function recordSessionActivity(tx: Queryable, orgId: string, activi
   if (activity.length === 0) return;
   await tx.query(
     `INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
-     SELECT $1, a.session_id, a.server_id, a.seen, a.seen, a.n FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::bigint[]) AS a(session_id, server_id, seen, n)
+     SELECT $1, a.session_id, a.server_id, a.first_seen, a.seen, a.n
+     FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::bigint[], $6::timestamptz[]) AS a(session_id, server_id, seen, n, first_seen)
      ON CONFLICT (org_id, session_id) DO UPDATE SET
+       first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
        last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
        tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
        server_id = coalesce(agent_sessions.server_id, excluded.server_id)`,
@@ -76,6 +80,7 @@ export async function recordSessionActivity(tx: Queryable, orgId: string, activi
       activity.map((a) => a.serverId),
       activity.map((a) => a.lastSeenAt.toISOString()),
       activity.map((a) => a.count),
+      activity.map((a) => (a.firstSeenAt ?? a.lastSeenAt).toISOString()),
     ],
   );
 }
@@ -88,13 +93,25 @@ export async function getSession(db: Queryable, orgId: string, sessionId: string
   return r.rows[0] ? toSession(r.rows[0]) : undefined;
 }
 
-export async function setSessionStatus(tx: Queryable, orgId: string, sessionId: string, status: SessionStatus, reason: string | null, by: string): Promise<SessionRow> {
+/** Sets a session's status; `at` (default: the database's now()) is also the timestamp of the session_update event. */
+export async function setSessionStatus(tx: Queryable, orgId: string, sessionId: string, status: SessionStatus, reason: string | null, by: string, at?: Date): Promise<SessionRow> {
   const r = await tx.query<DbSessionRow>(
-    `UPDATE agent_sessions SET status = $3, status_reason = $4, status_changed_by = $5, status_changed_at = now()
+    `UPDATE agent_sessions SET status = $3, status_reason = $4, status_changed_by = $5, status_changed_at = coalesce($6::timestamptz, now())
      WHERE org_id = $1 AND session_id = $2 RETURNING ${COLUMNS}`,
-    [orgId, sessionId, status, reason, by],
+    [orgId, sessionId, status, reason, by, at ? at.toISOString() : null],
   );
   return toSession(r.rows[0]);
+}
+
+/** Locks and returns the given sessions of an org that are active now (sessions unseen or already suspended are left out). */
+export async function lockActiveSessions(tx: Queryable, orgId: string, sessionIds: string[]): Promise<SessionRow[]> {
+  if (sessionIds.length === 0) return [];
+  const r = await tx.query<DbSessionRow>(
+    `SELECT ${COLUMNS} FROM agent_sessions WHERE org_id = $1 AND session_id = ANY($2::text[]) AND status = 'active'
+     ORDER BY session_id FOR UPDATE`,
+    [orgId, sessionIds],
+  );
+  return r.rows.map(toSession);
 }
 
 export interface SessionListFilter {
