@@ -1,0 +1,78 @@
+// Turns one normalized log entry plus its source context into the NewAuditEvent the write path stores.
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { Normalized } from './normalize/index.js';
+
+export type LogSource = 'cloudwatch' | 'firehose' | 'datadog';
+
+export interface EntryContext {
+  source: LogSource;
+  /** Log group (CloudWatch, Firehose) or the Datadog `service` tag: metadata.source_detail. */
+  sourceDetail: string | null;
+  /** The entry's own timestamp (CloudWatch event timestamp, Datadog timestamp), when it had a valid one. */
+  timestamp: Date | null;
+  receivedAt: Date;
+  /** The raw message, kept whole in metadata.message. */
+  message: string | null;
+  /** Source-specific metadata (log stream, owner, Datadog id and tags...), merged after the common fields. */
+  metadata: Record<string, unknown>;
+  dedupeKey: string;
+}
+
+const HAS_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** `s` with unpaired UTF-16 surrogates replaced by U+FFFD (Postgres json/jsonb rejects them as `\ud800` escapes). */
+export function wellFormed(s: string): string {
+  if (!HAS_LONE_SURROGATE.test(s)) return s;
+  return s.replace(new RegExp(HAS_LONE_SURROGATE.source, 'g'), '\uFFFD');
+}
+
+/** A deep copy of a JSON-like value with every string and key well-formed; keys like `__proto__` stay plain data. */
+export function wellFormedDeep(value: unknown): unknown {
+  if (typeof value === 'string') return wellFormed(value);
+  if (Array.isArray(value)) return value.map(wellFormedDeep);
+  if (value instanceof Date) return value;
+  if (value && typeof value === 'object') {
+    const acc = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(value)) acc[wellFormed(key)] = wellFormedDeep((value as Record<string, unknown>)[key]);
+    return { ...acc };
+  }
+  return value;
+}
+
+function optionalString(s: string | null): string | null {
+  return s === null ? null : wellFormed(s);
+}
+
+/**
+ * The audit event for one entry: `tool_call` (streamed) when a tool name was found, else `log` (stored only).
+ * Time: the entry's timestamp, else one found in the message, else the receive time. Values not found stay null.
+ * metadata: source_detail, traceId (trace id, else request id), requestId, rawAction (an action word outside the
+ * vocabulary), level, format, fields (parsed JSON/logfmt), message, then the source's own fields.
+ */
+export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
+  const metadata: Record<string, unknown> = {
+    source_detail: ctx.sourceDetail,
+    traceId: n.traceId ?? n.requestId ?? null,
+  };
+  if (n.requestId !== null) metadata.requestId = n.requestId;
+  if (n.rawAction !== null) metadata.rawAction = n.rawAction;
+  if (n.level !== null) metadata.level = n.level;
+  metadata.format = n.format;
+  if (Object.keys(n.fields).length > 0) metadata.fields = n.fields;
+  if (ctx.message !== null) metadata.message = ctx.message;
+  for (const key of Object.keys(ctx.metadata)) {
+    if (ctx.metadata[key] !== undefined) metadata[key] = ctx.metadata[key];
+  }
+  return {
+    type: n.toolName ? 'tool_call' : 'log',
+    source: ctx.source,
+    occurredAt: ctx.timestamp ?? n.timestamp ?? ctx.receivedAt,
+    serverId: optionalString(n.serverId),
+    sessionId: optionalString(n.sessionId),
+    toolName: optionalString(n.toolName),
+    action: n.action,
+    latencyMs: n.latencyMs,
+    metadata: wellFormedDeep(metadata) as Record<string, unknown>,
+    dedupeKey: wellFormed(ctx.dedupeKey),
+  };
+}
