@@ -1,0 +1,48 @@
+// zod schemas of the CloudWatch Logs bodies: the spec body, the native subscription payload and the awslogs envelope.
+import { z } from 'zod';
+
+/** CloudWatch event ids are 56-digit numbers: kept as strings (numbers are written out; big ones arrive quoted). */
+export const eventIdSchema = z.union([z.string().trim().min(1).max(200), z.number().int().nonnegative().transform(String)]);
+
+/** ISO 8601 or epoch ms/s, as a string or number; an unparseable value falls back to the message's time, then now. */
+const timestampValue = z.union([z.string().max(200), z.number()]).nullish();
+
+/** Spec 2.4: `{logGroup, logStream, events[{message, timestamp}]}` (an optional `id` per event is used for dedupe). */
+export const specBodySchema = z.object({
+  logGroup: z.string().trim().min(1).max(1024),
+  logStream: z.string().trim().min(1).max(1024),
+  owner: z.string().max(64).optional(),
+  events: z.array(
+    z.object({
+      id: eventIdSchema.optional(),
+      message: z.string(),
+      timestamp: timestampValue,
+    }),
+  ),
+});
+
+/** What a CloudWatch Logs subscription filter delivers (after base64 and gzip decoding). */
+export const subscriptionPayloadSchema = z.object({
+  messageType: z.string().max(64).default('DATA_MESSAGE'),
+  owner: z.string().max(64).optional(),
+  logGroup: z.string().max(1024),
+  logStream: z.string().max(1024),
+  subscriptionFilters: z.array(z.string().max(1024)).max(100).optional(),
+  policyLevel: z.string().max(64).optional(),
+  logEvents: z.array(
+    z.object({
+      id: eventIdSchema.optional(),
+      timestamp: timestampValue,
+      message: z.string(),
+      extractedFields: z.record(z.string().max(200), z.unknown()).optional(),
+    }),
+  ),
+});
+
+/** The event a Lambda subscription receives: `{"awslogs":{"data":"<base64 of gzip>"}}`. */
+export const awslogsEnvelopeSchema = z.object({
+  awslogs: z.object({ data: z.string().min(1) }),
+});
+
+export type SpecBody = z.output<typeof specBodySchema>;
+export type SubscriptionPayload = z.output<typeof subscriptionPayloadSchema>;
