@@ -3,7 +3,13 @@ import type { FastifyInstance } from 'fastify';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { IngestDeps } from './ingest-result.js';
 import { registerRawIngestRoutes } from './raw-routes.js';
+import { registerCloudWatchRoutes } from './cloudwatch-routes.js';
+import { registerFirehoseRoutes } from './firehose-routes.js';
+import { registerDatadogRoutes } from './datadog-routes.js';
 
 export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps & { auth: Authenticator }) {
   registerRawIngestRoutes(app, deps);
+  registerCloudWatchRoutes(app, deps);
+  registerFirehoseRoutes(app, deps);
+  registerDatadogRoutes(app, deps);
 }
