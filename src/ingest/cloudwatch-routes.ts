@@ -4,9 +4,8 @@ import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { decodeCloudWatchBody } from './cloudwatch-payload.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
-import { BINARY_TYPES, installLogBodyParsers, requireContentType } from './log-body-parsers.js';
+import { BINARY_TYPES, installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { logBatchToEvents } from './log-batch-events.js';
-import { parseJsonText } from './json-text.js';
 
 const ACCEPTED_TYPES = ['application/json', 'text/plain', ...BINARY_TYPES];
 
@@ -22,7 +21,7 @@ export function registerCloudWatchRoutes(app: FastifyInstance, deps: IngestDeps 
       },
       async (request) => {
         const auth = authOf(request);
-        const body = typeof request.body === 'string' ? parseJsonText(request.body) : request.body;
+        const body = textBodyAsJson(request);
         const limit = request.routeOptions.bodyLimit ?? 1024 * 1024;
         const decoded = await decodeCloudWatchBody(body, { limit, maxEntries: deps.maxEntries });
         if (!decoded.batch) return { accepted: 0, duplicates: 0 };

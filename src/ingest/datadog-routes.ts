@@ -8,8 +8,7 @@ import { BadRequestError } from '../http/errors.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { DATADOG_KNOWN_KEYS, datadogBodySchema, type DatadogBody } from './datadog-schemas.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
-import { parseJsonText } from './json-text.js';
-import { installLogBodyParsers, requireContentType } from './log-body-parsers.js';
+import { installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { normalizeDatadog, parseTimestamp } from './normalize/index.js';
 import { toAuditEvent } from './to-audit-event.js';
 
@@ -100,7 +99,7 @@ export function registerDatadogRoutes(app: FastifyInstance, deps: IngestDeps & {
       },
       async (request) => {
         const auth = authOf(request);
-        const raw = typeof request.body === 'string' ? parseJsonText(request.body) : request.body;
+        const raw = textBodyAsJson(request);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
           throw new BadRequestError('body must be one Datadog webhook event as a JSON object or form fields', [{ path: '(root)', message: 'expected an object' }]);
         }

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../http/errors.js';
 import { gunzipBounded, isGzip } from './compression.js';
-import { parseJsonBytes } from './json-text.js';
+import { parseJsonBytes, parseJsonText } from './json-text.js';
 
 /** Content types carrying gzip bytes without a Content-Encoding header (Lambda forwarders that post awslogs.data decoded). */
 export const BINARY_TYPES = ['application/octet-stream', 'application/gzip', 'application/x-gzip'];
@@ -55,4 +55,9 @@ export function requireContentType(allowed: readonly string[]) {
       throw new UnsupportedMediaTypeError(`Content-Type ${type ? type.slice(0, 80) : '(none)'} is not accepted here; send ${allowed.join(', ')}`);
     }
   };
+}
+
+/** The parsed body, with a text/plain body (the shared text parser gives a string) read as JSON. */
+export function textBodyAsJson(request: FastifyRequest): unknown {
+  return mediaTypeOf(request) === 'text/plain' && typeof request.body === 'string' ? parseJsonText(request.body) : request.body;
 }
