@@ -2,9 +2,9 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
-import { openSse, type SseClient } from '../helpers/sse.js';
-import { bodyOf, columns, fixture, fixtureJson, ingestedEvents, post, postJson, startCuttableProxy, storedEvents, streamPayloadOf, viaProxy, type StoredEvent } from './ingest-kit.js';
+import { bearer, createOrg, http, login, startApp, type RunningApp } from '../helpers/app.js';
+import { openSse } from '../helpers/sse.js';
+import { bodyOf, columns, expectStreamedExactly, fixture, fixtureJson, ingestedEvents, post, postJson, startCuttableProxy, storedEvents, viaProxy } from './ingest-kit.js';
 
 const GROUP = '/aws/lambda/mcp-gateway';
 const STREAM = '2024/05/01/[$LATEST]4f6a9c1e2b7d4c0f8e3a1b2c3d4e5f60';
@@ -46,26 +46,6 @@ describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
     await backend?.cleanup();
   });
 
-  /** Posts a marker tool call and waits for it, so every event published before it has been received too. */
-  async function drain(sse: SseClient, org: TestOrg): Promise<void> {
-    const marker = `marker-${Math.random().toString(36).slice(2)}`;
-    const r = await postJson(app.url, 'cloudwatch', org.key, { logGroup: 'markers', logStream: 'm', events: [{ message: `tool=${marker}`, timestamp: new Date().toISOString() }] });
-    expect(r.status).toBe(200);
-    await sse.waitFor((c) => c.events.some((e) => e.json?.toolName === marker), 15_000, 'marker');
-    sse.events.splice(sse.events.findIndex((e) => e.json?.toolName === marker));
-  }
-
-  /** The stream carries exactly the stored tool calls (ids = seqs, spec payloads) plus session_update events, and no log entries. */
-  async function expectStreamed(sse: SseClient, org: TestOrg, stored: StoredEvent[]): Promise<void> {
-    await drain(sse, org);
-    const calls = stored.filter((e) => e.type === 'tool_call');
-    const streamedCalls = sse.events.filter((e) => e.event === 'tool_call');
-    expect(streamedCalls.map((e) => Number(e.id))).toEqual(calls.map((e) => e.seq));
-    expect(streamedCalls.map((e) => e.json)).toEqual(calls.map(streamPayloadOf));
-    expect(sse.events.every((e) => e.event === 'tool_call' || e.event === 'session_update')).toBe(true);
-    sse.close();
-  }
-
   it('stores Lambda text logs (spec body) field by field and streams only the tool calls', async () => {
     const org = await createOrg(app.url);
     const sse = await openSse(`${app.url}/api/v1/events`, bearer(org.key));
@@ -94,7 +74,7 @@ describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
     expect(items.map((e) => e.metadata.level ?? null)).toEqual([null, 'INFO', 'WARN', null, null]);
     expect(items[1].metadata.fields).toEqual({ tool: 'search_docs', action: 'allowed', server: 'mcp-docs', session: 'sess-42', latency_ms: '87' });
     expect(items[4].metadata.fields).toMatchObject({ event: 'REPORT', durationMs: 23.45, billedDurationMs: 24, initDurationMs: 180.12 });
-    await expectStreamed(sse, org, await storedEvents(app.url, org.key));
+    await expectStreamedExactly(sse, app.url, org.key, await storedEvents(app.url, org.key));
   });
 
   it('stores Lambda JSON logs (spec body): nested fields, trace id precedence, unknown action words and the message timestamp fallback', async () => {
@@ -116,7 +96,7 @@ describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
     expect(items.map((e) => e.metadata.level)).toEqual(['INFO', 'INFO', 'INFO', 'ERROR']);
     expect(items.every((e) => e.metadata.format === 'json' && e.metadata.source_detail === '/aws/lambda/mcp-gateway-json')).toBe(true);
     expect(items[0].metadata.fields.message.tool).toEqual({ name: 'create_ticket', args: { project: 'OPS' } });
-    await expectStreamed(sse, org, await storedEvents(app.url, org.key));
+    await expectStreamedExactly(sse, app.url, org.key, await storedEvents(app.url, org.key));
   });
 
   it('stores a native subscription payload sent with Content-Encoding: gzip, keeping ids, owner, filters, policy level and extracted fields', async () => {
@@ -144,7 +124,7 @@ describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
       });
     });
     expect(items.map((e) => e.metadata.traceId)).toEqual([SUB_REQ, '5427869136521934021', SUB_REQ]);
-    await expectStreamed(sse, org, await storedEvents(app.url, org.key));
+    await expectStreamedExactly(sse, app.url, org.key, await storedEvents(app.url, org.key));
   });
 
   it('takes the same payload as a Lambda awslogs envelope and as a bare gzip body, and stores each event once across transports', async () => {

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bearer, http, type Json } from '../helpers/app.js';
+import type { SseClient } from '../helpers/sse.js';
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
@@ -117,4 +118,32 @@ export function viaProxy(databaseUrl: string, port: number): string {
   u.hostname = '127.0.0.1';
   u.port = String(port);
   return u.toString();
+}
+
+/**
+ * Posts a marker tool call and waits for it on the stream, so everything published before it has arrived; the marker
+ * is then dropped from the received events. Lets a test check that something was NOT streamed without sleeping.
+ */
+export async function drainStream(sse: SseClient, baseUrl: string, key: string): Promise<void> {
+  const marker = `marker-${Math.random().toString(36).slice(2)}`;
+  const r = await postJson(baseUrl, 'cloudwatch', key, { logGroup: 'markers', logStream: 'm', events: [{ message: `tool=${marker}`, timestamp: new Date().toISOString() }] });
+  if (r.status !== 200) throw new Error(`marker: ${r.status}`);
+  await sse.waitFor((c) => c.events.some((e) => e.json?.toolName === marker), 15_000, 'marker');
+  sse.events.splice(sse.events.findIndex((e) => e.json?.toolName === marker));
+}
+
+/** The stream carries exactly the stored tool calls (ids = seqs, spec payloads) plus session_update events, and no log entries. */
+export async function expectStreamedExactly(sse: SseClient, baseUrl: string, key: string, stored: StoredEvent[]): Promise<void> {
+  await drainStream(sse, baseUrl, key);
+  const calls = stored.filter((e) => e.type === 'tool_call');
+  const streamedCalls = sse.events.filter((e) => e.event === 'tool_call');
+  if (JSON.stringify(streamedCalls.map((e) => Number(e.id))) !== JSON.stringify(calls.map((e) => e.seq))) {
+    throw new Error(`streamed seqs ${streamedCalls.map((e) => e.id).join(',')} != stored tool_call seqs ${calls.map((e) => e.seq).join(',')}`);
+  }
+  const expected = JSON.stringify(calls.map(streamPayloadOf));
+  const got = JSON.stringify(streamedCalls.map((e) => e.json));
+  if (got !== expected) throw new Error(`streamed payloads differ:\n got ${got}\nwant ${expected}`);
+  const others = sse.events.filter((e) => e.event !== 'tool_call' && e.event !== 'session_update');
+  if (others.length) throw new Error(`unexpected stream events: ${others.map((e) => e.event).join(',')}`);
+  sse.close();
 }
