@@ -6,6 +6,13 @@ import type { EventRecorder } from '../audit/record-events.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { emitAnomaly } from './anomaly-events.js';
+import { createMemoryRateCounter } from './memory-rate-counter.js';
+import type { RateCounter } from './rate-counter.js';
+import { createRedisRateCounter } from './redis-rate-counter.js';
+import { defaultSettings, readSettings } from './settings-repo.js';
+import { registerSettingsRoutes } from './settings-routes.js';
+import { createSpikeMonitor } from './spike-monitor.js';
 
 export interface AnomalyDeps {
   config: Config;
@@ -14,11 +21,42 @@ export interface AnomalyDeps {
   recorder: EventRecorder;
   logger: Logger;
   metrics: Metrics;
+  /** The detector's clock (ms since epoch); Date.now unless a test drives time. */
+  now?: () => number;
 }
 
-export function createAnomalyFeature(_deps: AnomalyDeps) {
+/** Counts are shared through Redis when REDIS_URL is set (every instance sees them); in process otherwise. */
+function createCounter(config: Config, logger: Logger): RateCounter {
+  if (config.REDIS_URL) return createRedisRateCounter({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger });
+  return createMemoryRateCounter();
+}
+
+export function createAnomalyFeature(deps: AnomalyDeps) {
+  const logger = deps.logger.child({ component: 'anomaly' });
+  const defaults = defaultSettings(deps.config);
+  const counter = createCounter(deps.config, logger);
+  const monitor = createSpikeMonitor({
+    counter,
+    settingsOf: (orgId) => readSettings(deps.db, orgId, defaults),
+    emit: async (alert) => {
+      await emitAnomaly(deps.recorder, alert);
+      deps.metrics.anomalies.inc({ anomaly_type: 'rate_spike' });
+      logger.info({ orgId: alert.orgId, serverId: alert.serverId, toolName: alert.toolName, currentRate: alert.evaluation.currentRate, threshold: alert.evaluation.threshold }, 'rate spike');
+    },
+    logger,
+    now: deps.now ?? Date.now,
+  });
+  deps.recorder.onCommitted((orgId, stored) => monitor.observe(orgId, stored));
+
   return {
-    register(_app: FastifyInstance) {},
-    async close() {},
+    register(app: FastifyInstance) {
+      registerSettingsRoutes(app, { db: deps.db, auth: deps.auth, defaults });
+    },
+    /** Resolves once every tool call committed so far has been evaluated (tests and shutdown). */
+    idle: () => monitor.idle(),
+    async close() {
+      await monitor.close();
+      await counter.close();
+    },
   };
 }

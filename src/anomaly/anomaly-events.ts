@@ -1,0 +1,67 @@
+// Turns a spike alert into its stored, streamed `anomaly` event, and suspends the driving sessions when the org asks for it.
+import { randomUUID } from 'node:crypto';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { EventRecorder } from '../audit/record-events.js';
+import { lockActiveSessions } from '../sessions/sessions-repo.js';
+import { applyTransition, type TransitionActor } from '../sessions/session-service.js';
+import { round2 } from './detector.js';
+import type { SpikeAlert } from './spike-monitor.js';
+
+export const DETECTOR_PRINCIPAL = 'anomaly-detector';
+
+/** The anomaly event: spec 2.2 payload; metadata with the figures behind it and the sessions that drove it. */
+export function anomalyEvent(alert: SpikeAlert, suspendedSessions?: string[]): NewAuditEvent {
+  const { evaluation: ev, settings: s } = alert;
+  return {
+    type: 'anomaly',
+    source: 'system',
+    occurredAt: alert.at,
+    serverId: alert.serverId,
+    toolName: alert.toolName,
+    metadata: {
+      anomalyType: 'rate_spike',
+      rateUnit: 'calls/min',
+      windowSeconds: s.windowSeconds,
+      windowCount: ev.windowCount,
+      baseline: round2(ev.baseline),
+      minRate: s.minRate,
+      multiplier: s.multiplier,
+      cooldownSeconds: s.cooldownSeconds,
+      sessions: alert.sessions,
+      ...(suspendedSessions ? { suspendedSessions } : {}),
+    },
+    dedupeKey: `anomaly:rate_spike:${randomUUID()}`,
+    payload: {
+      type: 'anomaly',
+      serverId: alert.serverId,
+      anomalyType: 'rate_spike',
+      toolName: alert.toolName,
+      currentRate: round2(ev.currentRate),
+      threshold: round2(ev.threshold),
+      timestamp: alert.at.toISOString(),
+    },
+  };
+}
+
+/**
+ * Stores the alert. With suspendSessionsOnSpike, one transaction (under the org's seq lock, like operator transitions)
+ * suspends the driving sessions that are still active and appends the anomaly followed by their session_updates.
+ */
+export async function emitAnomaly(recorder: EventRecorder, alert: SpikeAlert): Promise<void> {
+  if (!alert.settings.suspendSessionsOnSpike || alert.sessions.length === 0) {
+    await recorder.recordEvents(alert.orgId, [anomalyEvent(alert)]);
+    return;
+  }
+  const actor: TransitionActor = {
+    by: DETECTOR_PRINCIPAL,
+    source: 'system',
+    reason: `rate spike of ${alert.toolName} on ${alert.serverId ?? '(no server)'}: ${round2(alert.evaluation.currentRate)} calls/min > threshold ${round2(alert.evaluation.threshold)}`,
+  };
+  await recorder.recordWith(alert.orgId, async (tx) => {
+    const active = await lockActiveSessions(tx, alert.orgId, alert.sessions);
+    const updates: NewAuditEvent[] = [];
+    const at = new Date();
+    for (const session of active) updates.push((await applyTransition(tx, alert.orgId, session, 'suspend', actor, at)).event);
+    return { events: [anomalyEvent(alert, active.map((s) => s.sessionId)), ...updates], result: undefined };
+  });
+}
