@@ -77,6 +77,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const bus = createBus(config, logger);
   try {
     if (config.MIGRATE_ON_START) await migrate(db);
+    await bus.connected(3000);
   } catch (err) {
     await bus.close();
     await db.close();

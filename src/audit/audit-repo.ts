@@ -18,7 +18,8 @@ export function scrubNul<T>(value: T): T {
   if (Array.isArray(value)) return value.map(scrubNul) as T;
   if (value && typeof value === 'object' && !(value instanceof Date)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[scrubNul(k)] = scrubNul(v);
+    // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, scrubNul(k), { value: scrubNul(v), enumerable: true, writable: true, configurable: true });
     return out as T;
   }
   return value;

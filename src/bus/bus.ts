@@ -17,6 +17,8 @@ export interface Bus {
   /** Broadcast of small control messages to every instance (credential revocations). */
   publishControl(message: ControlMessage): Promise<void>;
   onControl(listener: (message: ControlMessage) => void): void;
+  /** Waits (at most timeoutMs) for the broker connections; the service runs without them, degraded. */
+  connected(timeoutMs: number): Promise<void>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -29,6 +29,7 @@ export function createMemoryBus(): Bus {
     onControl(listener) {
       controlListeners.push(listener);
     },
+    async connected() {},
     async ping() {},
     async close() {
       handlers.clear();

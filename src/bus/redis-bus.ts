@@ -12,9 +12,11 @@ export interface RedisBusOptions {
 }
 
 export function createRedisBus(opts: RedisBusOptions): Bus {
-  const connOpts = { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true, retryStrategy: (n: number) => Math.min(50 * 2 ** n, 2000) };
-  const pub = new Redis(opts.url, { ...connOpts, connectionName: 'audit-stream-pub' });
-  const sub = new Redis(opts.url, { ...connOpts, connectionName: 'audit-stream-sub', maxRetriesPerRequest: null });
+  const retryStrategy = (n: number) => Math.min(50 * 2 ** n, 1000);
+  const name = (role: string) => `${opts.prefix}${role}`.replace(/[^A-Za-z0-9_:.-]/g, '_');
+  // Publishing fails fast while Redis is away (no offline queue): Postgres already holds the events, receivers refill.
+  const pub = new Redis(opts.url, { retryStrategy, connectionName: name('pub'), enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 1000 });
+  const sub = new Redis(opts.url, { retryStrategy, connectionName: name('sub'), maxRetriesPerRequest: null });
   const orgChannel = (orgId: string) => `${opts.prefix}org:${orgId}`;
   const controlChannel = `${opts.prefix}control`;
   const handlers = new Map<string, Set<BatchHandler>>();
@@ -31,9 +33,16 @@ export function createRedisBus(opts: RedisBusOptions): Bus {
   // ioredis re-subscribes every channel after reconnecting; messages sent while down are lost, so listeners refill from Postgres.
   sub.on('ready', () => {
     if (readyOnce && !closing) {
-      opts.logger.info('redis subscriber reconnected; filling gaps from the database');
-      opts.onReconnect?.();
-      for (const l of resubscribedListeners) l();
+      // Confirm the subscriptions are active again before reading the database, so nothing falls between the two.
+      const channels = [controlChannel, ...[...handlers.keys()].map(orgChannel)];
+      sub
+        .subscribe(...channels)
+        .catch(() => undefined)
+        .then(() => {
+          opts.logger.info('redis subscriber reconnected; filling gaps from the database');
+          opts.onReconnect?.();
+          for (const l of resubscribedListeners) l();
+        });
     }
     readyOnce = true;
   });
@@ -68,7 +77,13 @@ export function createRedisBus(opts: RedisBusOptions): Bus {
   return {
     kind: 'redis',
     async publish(batch) {
-      await pub.publish(orgChannel(batch.orgId), JSON.stringify(batch));
+      try {
+        await pub.publish(orgChannel(batch.orgId), JSON.stringify(batch));
+      } catch (err) {
+        // This instance's own clients still get the batch at once; other instances catch up from the database.
+        for (const h of handlers.get(batch.orgId) ?? []) h(batch);
+        throw err;
+      }
     },
     subscribe(orgId, handler) {
       let set = handlers.get(orgId);
@@ -98,6 +113,10 @@ export function createRedisBus(opts: RedisBusOptions): Bus {
     },
     onControl(listener) {
       controlListeners.push(listener);
+    },
+    async connected(timeoutMs) {
+      const ready = (c: Redis) => (c.status === 'ready' ? Promise.resolve() : new Promise<void>((r) => c.once('ready', () => r())));
+      await Promise.race([Promise.all([ready(pub), ready(sub)]), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
     },
     async ping() {
       await Promise.all([pub.ping(), controlSubscribed]);

@@ -92,21 +92,23 @@ export class SseConnection {
     this.send(held);
   }
 
-  /** Writes a chunk, honouring backpressure: while the socket is full, chunks queue; past the buffer limit the client is cut. */
+  /**
+   * Writes a chunk, honouring backpressure: while the socket is full, chunks queue. A client whose backlog (bytes already
+   * queued and not yet taken by the socket) is over the buffer limit when more arrives is cut; it resumes by id. The
+   * backlog is measured before the new chunk, so one large batch to a client that keeps up is not a reason to cut it.
+   */
   write(chunk: string): void {
     if (this.closed) return;
-    if (this.waitingDrain) {
-      this.queued.push(chunk);
-      this.queuedBytes += Buffer.byteLength(chunk);
-      if (this.queuedBytes + this.res.writableLength > this.limits.bufferLimitBytes) this.close('slow');
-      return;
-    }
-    const ok = this.res.write(chunk);
-    if (this.res.writableLength > this.limits.bufferLimitBytes) {
+    if (this.queuedBytes + this.res.writableLength > this.limits.bufferLimitBytes) {
       this.close('slow');
       return;
     }
-    if (!ok) {
+    if (this.waitingDrain) {
+      this.queued.push(chunk);
+      this.queuedBytes += Buffer.byteLength(chunk);
+      return;
+    }
+    if (!this.res.write(chunk)) {
       this.waitingDrain = true;
       this.drainTimer = setTimeout(() => this.close('drain_timeout'), this.limits.drainTimeoutMs);
       this.drainTimer.unref();
@@ -127,7 +129,11 @@ export class SseConnection {
     const chunk = this.queued.join('');
     this.queued = [];
     this.queuedBytes = 0;
-    if (chunk) this.write(chunk);
+    if (chunk && !this.res.write(chunk)) {
+      this.waitingDrain = true;
+      this.drainTimer = setTimeout(() => this.close('drain_timeout'), this.limits.drainTimeoutMs);
+      this.drainTimer.unref();
+    }
     if (!this.waitingDrain) {
       const waiters = this.drainWaiters;
       this.drainWaiters = [];

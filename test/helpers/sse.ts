@@ -41,7 +41,10 @@ export async function openSse(url: string, headers: Record<string, string> = {})
       for (let i = client.events.length - 1; i >= 0; i--) if (client.events[i].id !== null) return client.events[i].id;
       return null;
     },
-    close: () => ctrl.abort(),
+    close: () => {
+      ctrl.abort();
+      if (paused) (ended = true), notify();
+    },
     pause: () => {
       paused = true;
     },
@@ -63,7 +66,7 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   client.ended = (async () => {
     try {
       for (;;) {
-        if (paused) return; // leave the stream unread: TCP buffers fill and the server sees backpressure
+        if (paused) return new Promise<void>(() => undefined); // never read again: TCP buffers fill, the server sees backpressure
         const { value, done } = await reader.read();
         if (done) break;
         buf += decoder.decode(value, { stream: true });

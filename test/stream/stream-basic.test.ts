@@ -11,7 +11,7 @@ describe.each(backendNames)('stream on one instance (%s)', (backendName) => {
 
   beforeAll(async () => {
     backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, SSE_HEARTBEAT_MS: '200' });
+    app = await startApp({ ...backend.env, SSE_HEARTBEAT_MS: '200', ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
   });
   afterAll(async () => {
