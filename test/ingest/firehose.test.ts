@@ -183,6 +183,18 @@ describe.each(backendNames)('Firehose ingest (%s)', (backendName) => {
     expect(items[6].metadata).toMatchObject({ payloadFormat: 'firehose-text', message: '' });
   });
 
+  it('bounds what one request may decompress to (8 times the body limit): later records are stored raw, not rejected', async () => {
+    const org = await createOrg(app.url);
+    const big = 'a'.repeat(60_000);
+    const records = Array.from({ length: 10 }, (_, i) => ({ data: b64(gzipSync(JSON.stringify(subscription([{ id: `77${i}`, timestamp: 1714558500000, message: big }])))) }));
+    const r = await postJson(app.url, 'firehose', org.key, { requestId: 'budget-req', timestamp: Date.now(), records });
+    expect(r.status).toBe(200);
+    const items = await ingestedEvents(app.url, org.key);
+    expect(items.map((e) => e.metadata.payloadFormat)).toEqual([...Array(8).fill('firehose-subscription'), 'firehose-raw', 'firehose-raw']);
+    expect(items[8].metadata.decodeError).toMatch(/left for this request$/);
+    expect(items[8].metadata.data).toBe(records[8].data);
+  });
+
   it('stores a record holding more log events than INGEST_MAX_ENTRIES (in several transactions) and its retry stores nothing', async () => {
     const org = await createOrg(app.url);
     const n = MAX_ENTRIES * 2 + 7;
