@@ -116,6 +116,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(fastifyRateLimit, {
     global: false,
+    // After body parsing, so the login limit can key on the email as well as the address.
+    hook: 'preHandler',
     errorResponseBuilder: (_req, ctx) => ({
       statusCode: 429,
       error: 'Too Many Requests',

@@ -32,18 +32,19 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
     upstream.pipe(client);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const cut = () => {
+    down = true;
+    for (const s of sockets) s.destroy();
+    sockets.clear();
+  };
   return {
     port: (server.address() as { port: number }).port,
-    cut() {
-      down = true;
-      for (const s of sockets) s.destroy();
-      sockets.clear();
-    },
+    cut,
     restore() {
       down = false;
     },
     close() {
-      this.cut();
+      cut();
       return new Promise((r) => server.close(() => r()));
     },
   };
