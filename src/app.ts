@@ -126,6 +126,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }),
   });
   registerTextParsers(app);
+  app.addHook('onResponse', async (request, reply) => {
+    const m = /^\/api\/v1\/ingest\/([a-z]+)/.exec(request.url);
+    if (m) metrics.ingestRequests.inc({ source: m[1], status: String(reply.statusCode) });
+  });
 
   registerHealthRoutes(app, { db, bus, metrics });
   registerAuthRoutes(app, { config, repo: authRepo, auth, bus });
