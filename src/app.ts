@@ -87,6 +87,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
+    maxParamLength: 1024,
     trustProxy: config.TRUST_PROXY,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { NotFoundError } from '../http/errors.js';
+import { BadRequestError, NotFoundError } from '../http/errors.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -12,17 +12,35 @@ export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
-/** Postgres text and jsonb cannot hold U+0000: replace it, everywhere in a value, with U+FFFD. */
-export function scrubNul<T>(value: T): T {
-  if (typeof value === 'string') return (value.includes('\u0000') ? value.replace(/\u0000/g, '\uFFFD') : value) as T;
-  if (Array.isArray(value)) return value.map(scrubNul) as T;
-  if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, scrubNul(k), { value: scrubNul(v), enumerable: true, writable: true, configurable: true });
-    return out as T;
+const MAX_DEPTH = 64;
+
+/** Thrown when stored data nests deeper than Postgres and the stack should have to follow; answered as 400. */
+export class TooDeepError extends BadRequestError {
+  constructor() {
+    super(`metadata nests deeper than ${MAX_DEPTH} levels`);
   }
-  return value;
+}
+
+/**
+ * Postgres text and jsonb cannot hold U+0000 or unpaired UTF-16 surrogates: replace them, everywhere in a value, with
+ * U+FFFD. Refuses values nested deeper than MAX_DEPTH, so hostile input cannot exhaust the stack.
+ */
+export function scrubNul<T>(value: T, depth = 0): T {
+  if (typeof value === 'string') {
+    let s: string = value;
+    if (s.includes('\u0000')) s = s.replace(/\u0000/g, '\uFFFD');
+    if (!s.isWellFormed()) s = s.toWellFormed();
+    return s as T;
+  }
+  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
+  if (depth >= MAX_DEPTH) throw new TooDeepError();
+  if (Array.isArray(value)) return value.map((v) => scrubNul(v, depth + 1)) as T;
+  const out: Record<string, unknown> = {};
+  // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
+  for (const [k, v] of Object.entries(value)) {
+    Object.defineProperty(out, scrubNul(k), { value: scrubNul(v, depth + 1), enumerable: true, writable: true, configurable: true });
+  }
+  return out as T;
 }
 
 /** The spec 2.1 payload of a tool call: every field present, unknown ones null. */

@@ -40,7 +40,8 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
     if (a) {
       a.count++;
       if (e.occurredAt > a.lastSeenAt) a.lastSeenAt = e.occurredAt;
-    } else activity.set(e.sessionId, { sessionId: e.sessionId, serverId: e.serverId ?? null, count: 1, lastSeenAt: e.occurredAt });
+      if (a.firstSeenAt && e.occurredAt < a.firstSeenAt) a.firstSeenAt = e.occurredAt;
+    } else activity.set(e.sessionId, { sessionId: e.sessionId, serverId: e.serverId ?? null, count: 1, firstSeenAt: e.occurredAt, lastSeenAt: e.occurredAt });
   }
   const statuses = await sessionStatuses(tx, orgId, [...activity.keys()]);
   const createdSessions: string[] = [];

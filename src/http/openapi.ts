@@ -37,7 +37,7 @@ const ops: Record<string, Record<string, Op>> = {
   '/api/v1/sessions/{id}/resume': { post: { summary: 'Resume a session (409 when not suspended)', security: ['cookie', 'apiKey'] } },
   '/api/v1/anomaly-settings': {
     get: { summary: 'Rate-spike detection settings of the organization', security: ['cookie', 'apiKey'] },
-    put: { summary: 'Change rate-spike detection settings', security: ['cookie'] },
+    put: { summary: 'Change rate-spike detection settings (org admin login, or a key with sessions:write)', security: ['cookie', 'apiKey'] },
   },
   '/api/v1/auth/login': { post: { summary: 'Sign in; sets the session cookie', body: loginBody } },
   '/api/v1/auth/logout': { post: { summary: 'Sign out', security: ['cookie'] } },

@@ -1,5 +1,6 @@
 // The raw JSON audit event accepted by POST /api/v1/ingest/events (the gateway's and SDKs' own normalization).
 import { z } from 'zod';
+import { nestsDeeper } from '../http/json-depth.js';
 
 const MAX_INT32 = 2_147_483_647;
 const id = z.string().trim().min(1).max(200);
@@ -22,7 +23,10 @@ export const rawEventSchema = z
     action: z.string().trim().min(1).max(64).nullish(),
     latencyMs: z.number().int().min(0).max(MAX_INT32).nullish(),
     timestamp: isoTimestamp.optional(),
-    metadata: z.record(z.string().max(200), z.unknown()).optional(),
+    metadata: z
+      .record(z.string().max(200), z.unknown())
+      .refine((m) => !nestsDeeper(m, 32), 'metadata must not nest deeper than 32 levels')
+      .optional(),
   })
   .strict();
 

@@ -19,8 +19,8 @@ describe.each(backendNames)('errors and health (%s)', (backendName) => {
     await backend?.cleanup();
   });
 
-  const post = (body: string | Buffer, headers: Record<string, string> = {}) =>
-    http(`${app.url}/api/v1/ingest/events`, { method: 'POST', headers: { ...bearer(org.key), 'content-type': 'application/json', ...headers }, body });
+  const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>
+    http(`${app.url}/api/v1/ingest/events`, { method: 'POST', headers: { ...bearer(org.key), 'content-type': 'application/json', ...headers }, body: body as BodyInit });
   const shape = { statusCode: expect.any(Number), error: expect.any(String), message: expect.any(String), code: expect.any(String) };
 
   it('malformed JSON is 400', async () => {
@@ -81,9 +81,15 @@ describe.each(backendNames)('errors and health (%s)', (backendName) => {
     expect(bad.body.issues[0].path).toBe('line 2');
   });
 
-  it('text Postgres cannot store (\\u0000) is stored, not a 500', async () => {
-    const r = await post(JSON.stringify({ serverId: 's\u0000x', toolName: 'nul\u0000tool', metadata: { 'k\u0000': 'v\u0000' } }));
+  it('text Postgres cannot store (\\u0000, unpaired surrogates) is stored, not a 500; absurd nesting is a 400', async () => {
+    const r = await post(JSON.stringify({ serverId: 's\u0000x', toolName: 'nul\u0000tool', metadata: { 'k\u0000': 'v\u0000', lone: '\udc00', pair: '\ud83d\ude00' } }));
     expect(r.status).toBe(200);
+    const stored = await http(`${app.url}/api/v1/audit-events?toolName=${encodeURIComponent('nul\uFFFDtool')}`, { headers: bearer(org.key) });
+    expect(stored.body.items[0].metadata).toMatchObject({ 'k\uFFFD': 'v\uFFFD', lone: '\uFFFD', pair: '\ud83d\ude00' });
+    const deep = '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000);
+    const d = await post(`{"serverId":"s","toolName":"t","metadata":${deep}}`);
+    expect(d.status).toBe(400);
+    expect((await http(`${app.url}/readyz`)).status).toBe(200);
   });
 
   it('healthz, readyz, metrics and openapi answer', async () => {
