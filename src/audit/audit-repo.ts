@@ -69,11 +69,16 @@ export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> 
   return Number(r.rows[0].event_seq);
 }
 
-/** Of the given (stored) dedupe keys, those already present in the org. */
+/**
+ * Of the given (stored) dedupe keys, those already present in the org. One probe of the (org_id, dedupe_key) index per
+ * key (the LATERAL ... LIMIT 1 cannot be flattened): with `dedupe_key = ANY(...)` and stale statistics (an org that grew
+ * since the last ANALYZE) the planner scanned every row of the org, so each ingest got slower as the org grew.
+ */
 export async function existingDedupeKeys(tx: Queryable, orgId: string, keys: string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
   const r = await tx.query<{ dedupe_key: string }>(
-    'SELECT dedupe_key FROM audit_events WHERE org_id = $1 AND dedupe_key = ANY($2::text[])',
+    `SELECT k.key AS dedupe_key FROM unnest($2::text[]) AS k(key)
+     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = k.key LIMIT 1) AS hit`,
     [orgId, keys],
   );
   return new Set(r.rows.map((x) => x.dedupe_key));
