@@ -26,6 +26,8 @@ export class TooDeepError extends BadRequestError {
  * U+FFFD. Refuses values nested deeper than MAX_DEPTH, so hostile input cannot exhaust the stack.
  */
 export function scrubNul<T>(value: T, depth = 0): T {
+  // Almost nothing needs scrubbing: check without allocating, and copy only when something must change (or is too deep).
+  if (depth === 0 && !needsScrub(value, 0)) return value;
   if (typeof value === 'string') {
     let s: string = value;
     if (s.includes('\u0000')) s = s.replace(/\u0000/g, '\uFFFD');
@@ -41,6 +43,19 @@ export function scrubNul<T>(value: T, depth = 0): T {
     Object.defineProperty(out, scrubNul(k), { value: scrubNul(v, depth + 1), enumerable: true, writable: true, configurable: true });
   }
   return out as T;
+}
+
+/** True when scrubNul would change `value` (a NUL, an unpaired surrogate, in a string or a key) or refuse it (too deep). */
+function needsScrub(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
+  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
+  if (depth >= MAX_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (const v of value) if (needsScrub(v, depth + 1)) return true;
+    return false;
+  }
+  for (const k of Object.keys(value)) if (needsScrub(k, 0) || needsScrub((value as Record<string, unknown>)[k], depth + 1)) return true;
+  return false;
 }
 
 /** The spec 2.1 payload of a tool call: every field present, unknown ones null. */

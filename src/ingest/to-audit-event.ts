@@ -26,14 +26,31 @@ export function wellFormed(s: string): string {
   return s.replace(new RegExp(HAS_LONE_SURROGATE.source, 'g'), '\uFFFD');
 }
 
-/** A deep copy of a JSON-like value with every string and key well-formed; keys like `__proto__` stay plain data. */
+/** True when every string and key in a JSON-like value is already well-formed. */
+function allWellFormed(value: unknown): boolean {
+  if (typeof value === 'string') return value.isWellFormed();
+  if (value === null || typeof value !== 'object' || value instanceof Date) return true;
+  if (Array.isArray(value)) return value.every(allWellFormed);
+  for (const key of Object.keys(value)) if (!key.isWellFormed() || !allWellFormed((value as Record<string, unknown>)[key])) return false;
+  return true;
+}
+
+/**
+ * A JSON-like value with every string and key well-formed; keys like `__proto__` stay plain data. The value itself when
+ * nothing needs replacing (the usual case: checking allocates nothing), else a deep copy.
+ */
 export function wellFormedDeep(value: unknown): unknown {
+  if (allWellFormed(value)) return value;
+  return wellFormedCopy(value);
+}
+
+function wellFormedCopy(value: unknown): unknown {
   if (typeof value === 'string') return wellFormed(value);
-  if (Array.isArray(value)) return value.map(wellFormedDeep);
+  if (Array.isArray(value)) return value.map(wellFormedCopy);
   if (value instanceof Date) return value;
   if (value && typeof value === 'object') {
     const acc = Object.create(null) as Record<string, unknown>;
-    for (const key of Object.keys(value)) acc[wellFormed(key)] = wellFormedDeep((value as Record<string, unknown>)[key]);
+    for (const key of Object.keys(value)) acc[wellFormed(key)] = wellFormedCopy((value as Record<string, unknown>)[key]);
     return { ...acc };
   }
   return value;
