@@ -25,5 +25,5 @@ export function isStorageUnavailable(err: unknown): boolean {
   // 08xxx connection exceptions, 57P01-57P03 admin shutdown / crash / cannot connect now, 53300 too many connections
   if (/^08/.test(code) || ['57P01', '57P02', '57P03', '53300', '55P03'].includes(code)) return true;
   const msg = e.message ?? '';
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|not queryable|terminating connection/i.test(msg);
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|Client has encountered a connection error|not queryable|terminating connection/i.test(msg);
 }

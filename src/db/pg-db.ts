@@ -1,6 +1,6 @@
 // Db backend over a node-postgres Pool, used when DATABASE_URL is set.
 import pg from 'pg';
-import type { Db, Queryable, QueryResult } from './db.js';
+import { isStorageUnavailable, type Db, type Queryable, type QueryResult } from './db.js';
 
 // bigint (int8) columns come back as JS numbers: seqs and counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -17,7 +17,8 @@ export function createPgDb(opts: PgDbOptions): Db {
     max: opts.max,
     connectionTimeoutMillis: 5000,
     idleTimeoutMillis: 30_000,
-    query_timeout: 30_000,
+    // A query on a connection whose database has gone silent (network partition, frozen server) fails after this, as a 503.
+    query_timeout: 10_000,
   });
   // An idle client losing its connection must not crash the process.
   pool.on('error', (err) => opts.onError?.(err));
@@ -43,10 +44,16 @@ export function createPgDb(opts: PgDbOptions): Db {
         await client.query('COMMIT');
         return out;
       } catch (err) {
-        try {
-          await client.query('ROLLBACK');
-        } catch {
+        if (isStorageUnavailable(err)) {
+          // The connection is gone or silent: a ROLLBACK would queue behind the stuck query for another timeout. Dropping
+          // the connection rolls the transaction back on the server.
           broken = true;
+        } else {
+          try {
+            await client.query('ROLLBACK');
+          } catch {
+            broken = true;
+          }
         }
         throw err;
       } finally {
