@@ -33,6 +33,12 @@ export function createPgDb(opts: PgDbOptions): Db {
     async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
       const client = await pool.connect();
       let broken = false;
+      // While checked out, the pool no longer listens for the client's 'error' event: a connection lost mid-transaction
+      // would emit it unheard and crash the process. The failing query rejects on its own; here it only marks the client.
+      const onError = () => {
+        broken = true;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const tx: Queryable = {
@@ -57,6 +63,7 @@ export function createPgDb(opts: PgDbOptions): Db {
         }
         throw err;
       } finally {
+        client.removeListener('error', onError);
         client.release(broken);
       }
     },
