@@ -1,0 +1,115 @@
+// The service as real processes (node --import tsx src/server.ts): spawn, await log lines, signal, and keep every output byte.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { ADMIN_TOKEN } from '../helpers/app.js';
+import { freePort } from '../helpers/private-redis.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+export interface ServerProcess {
+  name: string;
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  isRunning(): boolean;
+  /** Resolves when the output matches (checked on every chunk); rejects on exit or after timeoutMs. */
+  waitForOutput(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  kill(signal: NodeJS.Signals): void;
+}
+
+export interface SpawnOptions {
+  env: Record<string, string>;
+  name: string;
+  /** Extra node flags before the entry point (e.g. --expose-gc, --import a test hook). */
+  nodeFlags?: string[];
+  port?: number;
+}
+
+export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
+  const port = opts.port ?? (await freePort());
+  const env: Record<string, string> = {
+    ...(process.env as Record<string, string>),
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    ADMIN_TOKEN,
+    LOG_LEVEL: 'info',
+    SEED_DEMO: 'false',
+    ...opts.env,
+  };
+  delete env.NODE_OPTIONS;
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const waiters = new Set<() => void>();
+  const onData = (c: Buffer) => {
+    out += c.toString();
+    for (const w of [...waiters]) w();
+  };
+  proc.stdout!.on('data', onData);
+  proc.stderr!.on('data', onData);
+  let running = true;
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => {
+      running = false;
+      for (const w of [...waiters]) w();
+      resolve({ code, signal });
+    }),
+  );
+  const server: ServerProcess = {
+    name: opts.name,
+    url: `http://127.0.0.1:${port}`,
+    port,
+    proc,
+    output: () => out,
+    exited,
+    isRunning: () => running,
+    waitForOutput(re, timeoutMs = 30_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const m = out.match(re);
+          if (m) {
+            done();
+            resolve(m);
+          } else if (!running) {
+            done();
+            reject(new Error(`${opts.name} exited before ${re}:\n${out.slice(-3000)}`));
+          }
+        };
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`${opts.name}: no ${re} within ${timeoutMs} ms:\n${out.slice(-3000)}`));
+        }, timeoutMs);
+        const done = () => {
+          clearTimeout(timer);
+          waiters.delete(check);
+        };
+        waiters.add(check);
+        check();
+      });
+    },
+    kill(signal) {
+      if (running) proc.kill(signal);
+    },
+  };
+  await server.waitForOutput(/audit-stream listening/, 60_000);
+  return server;
+}
+
+/** A Redis key prefix of the test's own, so a shared Redis serves several test files without crosstalk. */
+export function redisPrefix(what: string): string {
+  return `as-rel-${what}-${randomBytes(4).toString('hex')}:`;
+}
+
+/** Stops a process for good (SIGKILL) if it still runs; for cleanup in afterAll. */
+export async function reap(...servers: (ServerProcess | undefined)[]): Promise<void> {
+  await Promise.all(
+    servers.map(async (s) => {
+      if (!s) return;
+      s.kill('SIGKILL');
+      await s.exited;
+    }),
+  );
+}
