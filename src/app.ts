@@ -14,6 +14,7 @@ import { createBus } from './bus/create-bus.js';
 import type { Bus } from './bus/bus.js';
 import { createMetrics, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
+import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerOpenApiRoute } from './http/openapi.js';
@@ -92,7 +93,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     trustProxy: config.TRUST_PROXY,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
-    return503OnClosing: true,
+    // Requests arriving while closing get the service's own 503 (with Retry-After), below.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
 
@@ -105,6 +107,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const demo = config.SEED_DEMO && db.kind === 'pglite' ? await seedDemo(authRepo, keys) : null;
 
   registerErrorHandling(app);
+  // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
+  let closing = false;
+  app.addHook('onRequest', async () => {
+    if (closing) throw new AppError(503, 'shutting_down', 'this instance is shutting down; retry on another', { retryAfterSeconds: 1 });
+  });
   await app.register(fastifySensible);
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: config.BODY_LIMIT_BYTES });
@@ -146,7 +153,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   await registerDashboardRoutes(app);
 
   // Streams end before the server waits for open connections; resources close after the last request.
-  app.addHook('preClose', async () => hub.shutdown());
+  app.addHook('preClose', async () => {
+    closing = true;
+    hub.shutdown();
+  });
   app.addHook('onClose', async () => {
     await anomaly.close();
     await bus.close();
