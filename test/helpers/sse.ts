@@ -43,7 +43,10 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     },
     close: () => {
       ctrl.abort();
-      if (paused) (ended = true), notify();
+      if (paused) {
+        ended = true;
+        notify();
+      }
     },
     pause: () => {
       paused = true;
@@ -81,9 +84,16 @@ export async function openSse(url: string, headers: Record<string, string> = {})
           for (const line of block.split('\n')) {
             if (line.startsWith(':')) client.comments.push(line.slice(1).trim());
             else if (line.startsWith('retry:')) client.retry = Number(line.slice(6).trim());
-            else if (line.startsWith('id:')) (id = line.slice(3).trim()), (isEvent = true);
-            else if (line.startsWith('event:')) (event = line.slice(6).trim()), (isEvent = true);
-            else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, '')), (isEvent = true);
+            else if (line.startsWith('id:')) {
+              id = line.slice(3).trim();
+              isEvent = true;
+            } else if (line.startsWith('event:')) {
+              event = line.slice(6).trim();
+              isEvent = true;
+            } else if (line.startsWith('data:')) {
+              data.push(line.slice(5).replace(/^ /, ''));
+              isEvent = true;
+            }
           }
           if (isEvent && data.length) {
             const text = data.join('\n');
