@@ -48,6 +48,11 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
   if (isStorageUnavailable(err)) {
     return { body: errorBody(503, 'storage_unavailable', 'storage is unavailable, retry later'), retryAfter: 5 };
   }
+  // Postgres refuses U+0000 in text (22021). Ingested events are scrubbed of it; anywhere else (a filter, a path id, a
+  // name, a reason) it came from the request, so the request is at fault.
+  if ((err as { code?: unknown } | null)?.code === '22021') {
+    return { body: errorBody(400, 'invalid_text', 'text values may not contain the NUL character (U+0000)') };
+  }
   const fe = err as Partial<FastifyError> & { status?: number };
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return { body: errorBody(mapped[0], mapped[1], fe.message ?? 'bad request') };
