@@ -17,8 +17,10 @@ const cursorSchema = z
   .transform((s, ctx): SessionCursor => {
     try {
       const v: unknown = JSON.parse(Buffer.from(s, 'base64url').toString('utf8'));
-      if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
-        return { lastSeenAt: new Date(v[0]).toISOString(), sessionId: v[1] };
+      if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string') {
+        // Only dates Postgres reads back in this form: a year outside 1-9999 answered 500.
+        const year = new Date(v[0]).getUTCFullYear();
+        if (year >= 1 && year <= 9999) return { lastSeenAt: new Date(v[0]).toISOString(), sessionId: v[1] };
       }
     } catch {
       /* reported below */
