@@ -6,6 +6,7 @@ import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { SseConnection } from './sse-connection.js';
+import { EncodedFrames } from './sse-format.js';
 
 const FILL_PAGE = 1000;
 const SUBSCRIBE_WAIT_MS = 2000;
@@ -70,7 +71,9 @@ export class OrgFeed {
 
   private deliver(events: StreamEvent[]): void {
     if (events.length === 0) return;
-    for (const c of this.connections) c.deliver(events);
+    // Serialized and encoded once for every connection; a connection with filters builds its own chunk.
+    const encoded = new EncodedFrames(events);
+    for (const c of this.connections) c.deliver(events, encoded);
   }
 
   /** Brings the feed up to the database's current seq (after a bus reconnect, a failed fill, or periodically). */

@@ -1,7 +1,7 @@
 // One SSE client: filters, seq dedupe, coalesced writes, backpressure and the outgoing buffer limit.
 import type { ServerResponse } from 'node:http';
 import type { StreamEventType } from '../audit/audit-types.js';
-import { frameOf, type FramedEvent } from './sse-format.js';
+import { frameOf, type EncodedFrames, type FramedEvent } from './sse-format.js';
 import type { StreamEvent } from '../audit/audit-types.js';
 
 export interface ConnectionFilter {
@@ -27,7 +27,7 @@ export class SseConnection {
   lastSentSeq = 0;
   /** Live events held while the connection replays from the database; null once live. */
   private pending: StreamEvent[] | null = null;
-  private queued: string[] = [];
+  private queued: (string | Buffer)[] = [];
   private queuedBytes = 0;
   private waitingDrain = false;
   private drainTimer: NodeJS.Timeout | null = null;
@@ -57,19 +57,26 @@ export class SseConnection {
     this.pending = [];
   }
 
-  /** Live events from the org feed, in seq order. */
-  deliver(events: StreamEvent[]): void {
+  /** Live events from the org feed, in seq order; `encoded` holds their frames as bytes shared by every connection. */
+  deliver(events: StreamEvent[], encoded?: EncodedFrames): void {
     if (this.closed) return;
     if (this.pending) {
       for (const e of events) this.pending.push(e);
       if (this.pending.length > 100_000) this.close('replay_overflow');
       return;
     }
-    this.send(events);
+    this.send(events, encoded);
   }
 
   /** Sends events above lastSentSeq that match the filters, as one write. */
-  send(events: StreamEvent[]): void {
+  send(events: StreamEvent[], encoded?: EncodedFrames): void {
+    if (encoded && events.length > 0 && !this.filter.types && !this.filter.serverId && events[0].seq > this.lastSentSeq) {
+      // The usual case, every event goes out unchanged: write the shared bytes instead of building and encoding a copy.
+      this.lastSentSeq = events[events.length - 1].seq;
+      this.write(encoded.buffer);
+      this.onDelivered(events.length);
+      return;
+    }
     let chunk = '';
     let n = 0;
     for (const e of events) {
@@ -97,7 +104,7 @@ export class SseConnection {
    * queued and not yet taken by the socket) is over the buffer limit when more arrives is cut; it resumes by id. The
    * backlog is measured before the new chunk, so one large batch to a client that keeps up is not a reason to cut it.
    */
-  write(chunk: string): void {
+  write(chunk: string | Buffer): void {
     if (this.closed) return;
     if (this.queuedBytes + this.res.writableLength > this.limits.bufferLimitBytes) {
       this.close('slow');
@@ -126,10 +133,10 @@ export class SseConnection {
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.drainTimer = null;
     this.waitingDrain = false;
-    const chunk = this.queued.join('');
+    const chunk = this.queued.length === 1 ? this.queued[0] : Buffer.concat(this.queued.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
     this.queued = [];
     this.queuedBytes = 0;
-    if (chunk && !this.res.write(chunk)) {
+    if (chunk.length > 0 && !this.res.write(chunk)) {
       this.waitingDrain = true;
       this.drainTimer = setTimeout(() => this.close('drain_timeout'), this.limits.drainTimeoutMs);
       this.drainTimer.unref();

@@ -12,6 +12,18 @@ export function frameOf(e: StreamEvent): FramedEvent {
   return f;
 }
 
+/** The frames of a run of events as one Buffer, encoded once however many connections write it. */
+export class EncodedFrames {
+  private bytes: Buffer | null = null;
+
+  constructor(readonly events: readonly StreamEvent[]) {}
+
+  get buffer(): Buffer {
+    if (this.bytes === null) this.bytes = Buffer.from(this.events.map((e) => frameOf(e).frame).join(''));
+    return this.bytes;
+  }
+}
+
 export function comment(text: string): string {
   return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
 }
