@@ -78,6 +78,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     if (token) {
       const session = await repo.findLoginSession(sha256Hex(token));
       if (session) {
+        // Signing out is a cookie-authenticated write like any other: it needs our own (or a listed) Origin.
+        if (!request.headers.origin) throw new ForbiddenError('cookie-authenticated requests that change state need an Origin header', 'origin_required');
         checkLoginOrigin(request);
         await repo.deleteLoginSession(session.id);
         await deps.bus.publishControl({ kind: 'end_login', loginSessionId: session.id }).catch(() => undefined);
