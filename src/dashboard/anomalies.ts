@@ -2,7 +2,7 @@
 import { formatTime, h, show } from './dom.js';
 import type { AnomalyEvent } from './stream.js';
 
-const formatNumber = (n: number | null): string => (n === null ? '—' : Number.isInteger(n) ? String(n) : n.toFixed(2));
+const formatNumber = (n: number | null): string => (n === null ? '—' : String(Number(n.toFixed(2))));
 
 export class AnomalyList {
   private total = 0;

@@ -27,7 +27,7 @@ function setAttrs(el: Element, attrs: Attrs): void {
 
 /** The element with this id; a missing one is a bug in index.html, so it throws. */
 export function byId<T extends Element = HTMLElement>(id: string): T {
-  const el = document.getElementById(id);
+  const el: Element | null = document.getElementById(id);
   if (!el) throw new Error(`dashboard: #${id} is missing from the page`);
   return el as T;
 }
