@@ -89,7 +89,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     loggerInstance: logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
     // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
-    maxParamLength: 1024,
+    routerOptions: { maxParamLength: 1024 },
     trustProxy: config.TRUST_PROXY,
     requestIdHeader: 'x-request-id',
     genReqId: () => crypto.randomUUID(),
