@@ -24,8 +24,10 @@ export interface ServerProcess {
 export interface SpawnOptions {
   env: Record<string, string>;
   name: string;
-  /** Extra node flags before the entry point (e.g. --expose-gc, --import a test hook). */
+  /** Extra node flags (e.g. --expose-gc). */
   nodeFlags?: string[];
+  /** Test-only modules loaded (after tsx) before the entry point, relative to the repository root. */
+  preload?: string[];
   port?: number;
 }
 
@@ -41,7 +43,8 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
     ...opts.env,
   };
   delete env.NODE_OPTIONS;
-  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const preload = (opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]);
+  const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', ...preload, 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const waiters = new Set<() => void>();
   const onData = (c: Buffer) => {
