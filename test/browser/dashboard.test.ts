@@ -69,7 +69,8 @@ describe.runIf(existsSync(CHROMIUM))('dashboard in Chromium', () => {
   const rows = () => page.locator('#tool-calls-body tr');
 
   it('signs in and goes live', async () => {
-    await page.goto(base);
+    const res = await page.goto(base);
+    expect(res?.headers()['content-security-policy']).toContain("default-src 'self'");
     await page.locator('#login-form').waitFor();
     await page.fill('#login-email', org.email);
     await page.fill('#login-password', 'wrong password');
@@ -107,6 +108,14 @@ describe.runIf(existsSync(CHROMIUM))('dashboard in Chromium', () => {
     const item = page.locator('#anomaly-list li').filter({ hasText: 'bulk_export' }).first();
     await item.waitFor({ timeout: 15_000 });
     expect(await item.textContent()).toContain('files-mcp');
+    // A varied minute of traffic for the screenshot: every action, several servers and sessions.
+    const mix = [
+      ['github-mcp', 'create_issue', 'allow', 'sess-7f3a'], ['slack-mcp', 'post_message', 'redact', 'sess-91c2'],
+      ['postgres-mcp', 'run_query', 'deny', 'sess-7f3a'], ['github-mcp', 'merge_pr', 'flag', 'sess-44de'],
+      ['browser-mcp', 'fetch_url', 'allow', 'sess-91c2'], ['postgres-mcp', 'drop_table', 'deny', 'sess-44de'],
+    ];
+    await postEvents(app.url, org.key, mix.map(([serverId, toolName, action, sessionId], i) => toolCall(i, { serverId, toolName, action, sessionId, latencyMs: 12 + i * 17 })));
+    await rows().filter({ hasText: 'drop_table' }).first().waitFor({ timeout: 10_000 });
     await page.screenshot({ path: `${SHOTS}/dashboard-live.png`, fullPage: true });
   });
 
