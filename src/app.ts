@@ -102,6 +102,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus);
   const recorder = createEventRecorder({ db, bus, logger });
+  recorder.onCommitted((_orgId, stored, batch) => {
+    const counts = new Map<string, number>();
+    for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
+    for (const [k, n] of counts) {
+      const [source, type] = k.split('/');
+      metrics.eventsStored.inc({ source, type }, n);
+    }
+    if (batch) metrics.eventsPublished.inc(batch.events.length);
+  });
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
   const demo = config.SEED_DEMO && db.kind === 'pglite' ? await seedDemo(authRepo, keys) : null;
@@ -137,7 +146,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerTextParsers(app);
   app.addHook('onResponse', async (request, reply) => {
     const m = /^\/api\/v1\/ingest\/([a-z]+)/.exec(request.url);
-    if (m) metrics.ingestRequests.inc({ source: m[1], status: String(reply.statusCode) });
+    if (m) {
+      // Labelled like audit_stream_ingest_events_total: the raw JSON endpoint (/ingest/events) is source "raw".
+      const source = m[1] === 'events' ? 'raw' : m[1];
+      metrics.ingestRequests.inc({ source, status: String(reply.statusCode) });
+      metrics.ingestDuration.observe({ source }, reply.elapsedTime / 1000);
+    }
   });
 
   registerHealthRoutes(app, { db, bus, metrics });
