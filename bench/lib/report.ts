@@ -1,0 +1,114 @@
+// Turns the scenario results into the target verdicts, the printed table, bench/results.json and bench/RESULTS.md.
+import type { ConnectionsResult } from '../scenarios/connections.js';
+import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
+import type { FanoutResult } from '../scenarios/fanout.js';
+import type { IngestResult } from '../scenarios/ingest.js';
+import type { MachineInfo } from './machine.js';
+
+export interface BenchResults {
+  machine: MachineInfo;
+  server: { mode: 'dist' | 'source'; command: string };
+  scenarios: { ingest?: IngestResult; fanout?: FanoutResult; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
+  /** Seconds each scenario took, and the machine's 1-minute load average around it. */
+  timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
+  errors: Record<string, string>;
+  targets: Target[];
+  totalSeconds: number;
+}
+
+export interface Target {
+  name: string;
+  target: string;
+  value: string;
+  /** null when the scenario did not run or failed. */
+  pass: boolean | null;
+}
+
+export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
+export const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
+export const ratio = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a');
+const millions = (n: number) => (Number.isFinite(n) ? `${(n / 1e6).toFixed(2)} M` : 'n/a');
+const kb = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} KB` : 'n/a');
+
+export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
+  const i = s.ingest;
+  const f = s.fanout;
+  const x = s.crossInstance?.run.groups.other;
+  const c = s.connections;
+  return [
+    { name: 'ingest: events stored per second', target: '>= 50,000/s', value: i ? `${int(i.eventsPerSecond)}/s` : 'n/a', pass: i ? i.eventsPerSecond >= 50_000 : null },
+    { name: 'ingest: ratio to COPY', target: '>= 0.40x', value: i ? ratio(i.ratioToCopy) : 'n/a', pass: i ? i.ratioToCopy >= 0.4 : null },
+    { name: 'fan-out: ratio to bare node:http', target: '>= 0.50x', value: f ? ratio(f.ratioToBare) : 'n/a', pass: f ? f.ratioToBare >= 0.5 : null },
+    { name: 'cross-instance: p99 on the other instance', target: '<= 25 ms', value: x ? ms(x.latencyAfterResponseMs.p99) : 'n/a', pass: x ? x.latencyAfterResponseMs.p99 <= 25 : null },
+    { name: 'connections: memory per idle stream', target: '<= 16 KB', value: c ? kb(c.service.kbPerConnection) : 'n/a', pass: c ? c.service.kbPerConnection <= 16 : null },
+  ];
+}
+
+const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'FAIL');
+
+/** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
+export function tableRows(r: BenchResults): string[][] {
+  const { ingest: i, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
+  const rows: string[][] = [];
+  if (i) {
+    rows.push([
+      'ingest',
+      `events stored/s (${i.senders} senders x ${i.batchSize}-line CloudWatch batches, ${i.seconds.toFixed(0)} s)`,
+      int(i.eventsPerSecond),
+      `${int(i.copy.rowsPerSecond)} (psql \\copy)`,
+      ratio(i.ratioToCopy),
+      `>= 50,000/s: ${verdict(t('ingest: events')!.pass)}; >= 0.40x: ${verdict(t('ingest: ratio')!.pass)}`,
+    ]);
+    rows.push(['ingest', 'request p50 / p99 (500 lines)', `${ms(i.requestLatencyMs.p50)} / ${ms(i.requestLatencyMs.p99)}`, '', '', '']);
+  }
+  if (f) {
+    const sv = f.service.groups.service;
+    const bg = f.bare.groups.bare;
+    rows.push(['fan-out', `deliveries/s (${f.clients} clients, batches of ${f.batchSize}, events x clients)`, millions(sv.deliveriesPerSecond), `${millions(bg.deliveriesPerSecond)} (bare node:http)`, ratio(f.ratioToBare), `>= 0.50x: ${verdict(t('fan-out')!.pass)}`]);
+    rows.push(['fan-out', 'events published/s', int(f.service.eventsPerSecond), int(f.bare.eventsPerSecond), '', '']);
+    rows.push(['fan-out', 'latency after ingest response p50 / p99', `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`, `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`, '', '']);
+  }
+  if (x) {
+    const o = x.run.groups.other;
+    const s = x.run.groups.same;
+    rows.push([
+      'cross-instance',
+      `latency on the other instance p50 / p99 / max (${x.clientsPerInstance} + ${x.clientsPerInstance} clients, ${x.eventsPerSecond} events/s)`,
+      `${ms(o.latencyAfterResponseMs.p50)} / ${ms(o.latencyAfterResponseMs.p99)} / ${ms(o.latencyAfterResponseMs.max)}`,
+      `same instance: ${ms(s.latencyAfterResponseMs.p50)} / ${ms(s.latencyAfterResponseMs.p99)} / ${ms(s.latencyAfterResponseMs.max)}`,
+      '',
+      `p99 <= 25 ms: ${verdict(t('cross-instance')!.pass)}`,
+    ]);
+  }
+  if (c) {
+    rows.push([
+      'connections',
+      `resident memory per idle SSE stream (${int(c.service.connections)} streams)`,
+      kb(c.service.kbPerConnection),
+      `${kb(c.bare.kbPerConnection)} (bare node:http)`,
+      ratio(c.ratioToBare),
+      `<= 16 KB: ${verdict(t('connections')!.pass)}`,
+    ]);
+  }
+  return rows;
+}
+
+const HEADER = ['Scenario', 'Measure', 'Service', 'Baseline', 'Ratio', 'Target'];
+
+export function consoleTable(rows: string[][]): string {
+  const all = [HEADER, ...rows];
+  const widths = HEADER.map((_, j) => Math.max(...all.map((r) => r[j].length)));
+  const line = (r: string[]) => r.map((cell, j) => cell.padEnd(widths[j])).join('  ');
+  return [line(HEADER), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+export function markdownTable(rows: string[][]): string {
+  const esc = (s: string) => s.replace(/\|/g, '\\|');
+  return [`| ${HEADER.join(' | ')} |`, `|${HEADER.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+}
+
+export function machineLine(r: BenchResults): string {
+  const m = r.machine;
+  return `${m.cpus} CPUs (${m.cpuModel}), ${m.memoryGiB} GiB, ${m.os}, Node ${m.node}, Postgres ${m.postgres}, Redis ${m.redis}; load average ${m.loadAverageAtStart} at start`;
+}

@@ -1,0 +1,98 @@
+// Writes bench/RESULTS.md: machine, table, target verdicts and the details behind each figure.
+import { int, machineLine, markdownTable, ms, ratio, tableRows, type BenchResults } from './report.js';
+
+export function resultsMarkdown(r: BenchResults): string {
+  const { ingest: i, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const out: string[] = [];
+  out.push('# Benchmark results', '');
+  out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
+  out.push(`Machine: ${machineLine(r)}.`, '');
+  out.push(
+    `Service: \`${r.server.command}\` (${r.server.mode === 'dist' ? 'compiled by `npm run build`' : 'from source through tsx: the build failed'}), one process per instance, ` +
+      'real Postgres and Redis, a fresh database per scenario, default settings (`LOG_LEVEL=info`, `PG_POOL_MAX=10`) except ' +
+      '`ANOMALY_MIN_RATE=1000000000` (no alerts) and stream limits raised to 20,000. Load generators are separate Node processes on loopback.',
+    '',
+  );
+  out.push(markdownTable(tableRows(r)), '');
+  out.push('## Targets', '');
+  for (const t of r.targets) out.push(`- ${t.pass === null ? 'not run' : t.pass ? 'PASS' : 'FAIL'}: ${t.name} ${t.value} (target ${t.target})`);
+  out.push('');
+  if (Object.keys(r.errors).length) {
+    out.push('## Errors', '');
+    for (const [k, v] of Object.entries(r.errors)) out.push(`- ${k}: ${v.split('\n')[0]}`);
+    out.push('');
+  }
+  out.push('## Details', '');
+  if (i) {
+    out.push(
+      '### Ingest',
+      '',
+      `${i.senders} sender processes each post CloudWatch spec bodies of ${i.batchSize} Lambda log lines (START/END/REPORT platform lines around ` +
+        'tool-call lines in four shapes: Node.js prefix + Powertools JSON, Lambda JSON log format, Node.js prefix + logfmt, Python prefix + logfmt; ' +
+        `UUID request ids, X-Ray trace ids, agent sessions of 20-60 calls) back to back, one request in flight each, for ${i.seconds.toFixed(1)} s. ` +
+        `${int(i.requests)} requests (${i.failedRequests} failed), ${int(i.eventsStored)} events stored (counted in the database): ${int(i.eventsPerSecond)} events/s. ` +
+        `Request p50 / p99 / max: ${ms(i.requestLatencyMs.p50)} / ${ms(i.requestLatencyMs.p99)} / ${ms(i.requestLatencyMs.max)}. ` +
+        `CPU per 1,000 events: service ${i.cpuMsPer1000Events.service.toFixed(0)} ms, its Postgres backends ${i.cpuMsPer1000Events.postgres.toFixed(0)} ms.`,
+      '',
+      `Baseline: the same ${int(i.copy.rows)} stored rows, exported and written again with \`psql \\copy ... FROM\` (a true COPY) into the same table for another ` +
+        `organization in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}.`,
+      '',
+    );
+  }
+  if (f) {
+    const sv = f.service.groups.service;
+    const bg = f.bare.groups.bare;
+    out.push(
+      '### Fan-out',
+      '',
+      `${f.clients} SSE clients of one organization in a separate process (raw \`node:http\`, frames counted by seq). A publisher process posts raw batches of ` +
+        `${f.batchSize} tool calls with 4 requests in flight for ${f.service.publishSeconds.toFixed(1)} s, after a warm-up of 40 batches. ` +
+        `Service: ${int(f.service.eventsPublished)} events published (${int(f.service.eventsPerSecond)}/s), ${int(sv.deliveries)} deliveries to ${sv.connected} clients ` +
+        `(${sv.closed} cut), ${int(sv.deliveriesPerSecond)} deliveries/s until the last client had the last event; latency after the ingest response ` +
+        `p50 / p99 / max ${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)} / ${ms(sv.latencyAfterResponseMs.max)}, after the request was sent ` +
+        `${ms(sv.latencyAfterSendMs.p50)} / ${ms(sv.latencyAfterSendMs.p99)}.`,
+      '',
+      `Baseline: a bare \`node:http\` SSE server (bench/workloads/bare-sse-server.ts) that frames the same posted batches into the same bytes and writes each batch once ` +
+        `per client, same clients, same publisher: ${int(f.bare.eventsPublished)} events (${int(f.bare.eventsPerSecond)}/s), ${int(bg.deliveriesPerSecond)} deliveries/s, ` +
+        `latency after response p50 / p99 ${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}. Ratio ${ratio(f.ratioToBare)}.`,
+      '',
+    );
+  }
+  if (x) {
+    const o = x.run.groups.other;
+    const s = x.run.groups.same;
+    out.push(
+      '### Cross-instance latency',
+      '',
+      `Two service processes on the same database and Redis, ${x.clientsPerInstance} clients on each; ${x.eventsPerSecond} events/s posted to instance A ` +
+        `as batches of ${x.batchSize} every ${(1000 * x.batchSize) / x.eventsPerSecond} ms for ${x.run.publishSeconds.toFixed(1)} s ` +
+        `(${x.run.failedRequests} failed requests; ingest request p50 / p99 ${ms(x.run.requestLatencyMs.p50)} / ${ms(x.run.requestLatencyMs.p99)}). ` +
+        `From the ingest response to receipt by a client of instance B (through Redis): p50 / p99 / max ${ms(o.latencyAfterResponseMs.p50)} / ` +
+        `${ms(o.latencyAfterResponseMs.p99)} / ${ms(o.latencyAfterResponseMs.max)} over ${int(o.deliveries)} deliveries; clients of A itself: ` +
+        `${ms(s.latencyAfterResponseMs.p50)} / ${ms(s.latencyAfterResponseMs.p99)} / ${ms(s.latencyAfterResponseMs.max)}. ` +
+        `From the request being sent (includes the commit): B ${ms(o.latencyAfterSendMs.p50)} / ${ms(o.latencyAfterSendMs.p99)}.`,
+      '',
+    );
+  }
+  if (c) {
+    out.push(
+      '### Connections',
+      '',
+      `${int(c.service.connections)} idle SSE streams (target ${int(c.target)}; open-files limit of the server ${int(c.fdLimit)}) from 4 client processes, ` +
+        'each on its own source address (127.0.0.2-5). Resident memory (VmRSS, median of 5 samples) of the server process before and after, after a warm-up of 20 streams: ' +
+        `service ${c.service.rssBeforeMb.toFixed(0)} -> ${c.service.rssAfterMb.toFixed(0)} MB = ${c.service.kbPerConnection.toFixed(1)} KB per stream; ` +
+        `bare node:http ${c.bare.rssBeforeMb.toFixed(0)} -> ${c.bare.rssAfterMb.toFixed(0)} MB = ${c.bare.kbPerConnection.toFixed(1)} KB per stream. Ratio ${ratio(c.ratioToBare)}.`,
+      '',
+    );
+  }
+  out.push('### Time and load', '');
+  for (const [k, t] of Object.entries(r.timings)) out.push(`- ${k}: ${t.seconds.toFixed(0)} s, 1-minute load average ${t.loadBefore} before, ${t.loadAfter} after`);
+  out.push(
+    '',
+    'The machine is shared; other work running at the same time lowers throughput and raises tail latency. Latencies are measured across processes with ' +
+      'the monotonic clock (`process.hrtime`), from the publisher receiving the ingest response to the client process reading the batch; a negative value ' +
+      'means the batch reached the client before the publisher had its response.',
+    '',
+  );
+  return out.join('\n');
+}
