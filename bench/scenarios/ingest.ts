@@ -1,0 +1,122 @@
+// Ingest scenario: 4 sender processes post CloudWatch batches for 20 s; events stored per second vs a psql \copy of the same rows.
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import { nowMs } from '../lib/clock.js';
+import { cpuSeconds } from '../lib/cpu.js';
+import type { RunContext } from '../lib/context.js';
+import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
+import { psql } from '../lib/psql.js';
+import { startServer, TMP } from '../lib/service.js';
+import { startWorker, type WorkerMessage } from '../lib/workers.js';
+
+const SENDERS = 4;
+const BATCH = 500;
+const DURATION_MS = 20_000;
+/** The COPY baseline copies at most this many of the stored rows (it bounds the run time). */
+const COPY_MAX_ROWS = 400_000;
+const COLUMNS = 'org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key';
+
+export interface IngestResult {
+  senders: number;
+  batchSize: number;
+  seconds: number;
+  requests: number;
+  failedRequests: number;
+  statuses: Record<string, number>;
+  eventsStored: number;
+  eventsPerSecond: number;
+  requestLatencyMs: { p50: number; p99: number; max: number };
+  /** CPU the service process and its Postgres backends used during the run, per 1,000 events stored. */
+  cpuMsPer1000Events: { service: number; postgres: number };
+  copy: { rows: number; seconds: number; rowsPerSecond: number };
+  ratioToCopy: number;
+}
+
+interface SenderDone extends WorkerMessage {
+  started: number;
+  ended: number;
+  requests: number;
+  statuses: Record<string, number>;
+  latency: HistogramData;
+}
+
+export async function runIngest(ctx: RunContext): Promise<IngestResult> {
+  const db = await createDatabase();
+  const csv = path.join(TMP, `copy-${db.name}.csv`);
+  try {
+    const svc = await startServer('ingest', ctx.entry.args, serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken));
+    let done: SenderDone[];
+    let serviceCpu = 0;
+    let pgCpu = 0;
+    let copyOrg: string;
+    let orgId: string;
+    try {
+      const org = await createOrg(svc.url, ctx.adminToken, 'ingest bench');
+      orgId = org.id;
+      copyOrg = (await createOrg(svc.url, ctx.adminToken, 'copy baseline')).id;
+      const workers = Array.from({ length: SENDERS }, (_, i) => startWorker('workloads/ingest-sender.ts', { url: svc.url, key: org.key, seed: 1000 + i, batchSize: BATCH, durationMs: DURATION_MS }));
+      try {
+        await Promise.all(workers.map((w) => w.next('ready')));
+        ctx.log(`  ingest: ${SENDERS} senders x ${BATCH}-line CloudWatch batches for ${DURATION_MS / 1000} s`);
+        const backends = async () => (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name])).map((r) => r.pid);
+        const cpu0 = cpuSeconds(svc.pid);
+        const pgStart = new Map((await backends()).map((pid) => [pid, cpuSeconds(pid)]));
+        for (const w of workers) w.send({ type: 'go' });
+        done = await Promise.all(workers.map((w) => w.next<SenderDone>('done', DURATION_MS + 60_000)));
+        serviceCpu = cpuSeconds(svc.pid) - cpu0;
+        // Backends open at the start count from then, ones opened during the run from their start.
+        pgCpu = (await backends()).reduce((a, pid) => a + (cpuSeconds(pid) || 0) - (pgStart.get(pid) ?? 0), 0);
+      } finally {
+        await Promise.all(workers.map((w) => w.stop()));
+      }
+    } finally {
+      await svc.stop();
+    }
+
+    const started = Math.min(...done.map((d) => d.started));
+    const ended = Math.max(...done.map((d) => d.ended));
+    const seconds = (ended - started) / 1000;
+    const latency = new Histogram();
+    const statuses: Record<string, number> = {};
+    for (const d of done) {
+      latency.merge(d.latency);
+      for (const [s, n] of Object.entries(d.statuses)) statuses[s] = (statuses[s] ?? 0) + n;
+    }
+    const requests = done.reduce((a, d) => a + d.requests, 0);
+    const [{ n }] = await db.query<{ n: string }>(`SELECT count(*) AS n FROM audit_events WHERE org_id = $1 AND source = 'cloudwatch'`, [orgId]);
+    const eventsStored = Number(n);
+
+    // Baseline: the very rows the service stored, written again with COPY into the same table (for another organization).
+    ctx.log(`  ingest: ${eventsStored} events stored in ${seconds.toFixed(1)} s; COPY baseline`);
+    await psql(
+      db.url,
+      `\\copy (SELECT '${copyOrg}'::uuid, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key FROM audit_events WHERE org_id = '${orgId}' AND source = 'cloudwatch' ORDER BY seq LIMIT ${COPY_MAX_ROWS}) TO '${csv}' WITH (FORMAT csv)`,
+    );
+    const t0 = nowMs();
+    await psql(db.url, `\\copy audit_events (${COLUMNS}) FROM '${csv}' WITH (FORMAT csv)`);
+    const copySeconds = (nowMs() - t0) / 1000;
+    const [{ c }] = await db.query<{ c: string }>('SELECT count(*) AS c FROM audit_events WHERE org_id = $1', [copyOrg]);
+    const copyRows = Number(c);
+    const eventsPerSecond = eventsStored / seconds;
+    const rowsPerSecond = copyRows / copySeconds;
+    const { p50, p99, max } = latency.summary();
+    return {
+      senders: SENDERS,
+      batchSize: BATCH,
+      seconds,
+      requests,
+      failedRequests: requests - (statuses['200'] ?? 0),
+      statuses,
+      eventsStored,
+      eventsPerSecond,
+      requestLatencyMs: { p50, p99, max },
+      cpuMsPer1000Events: { service: (serviceCpu * 1e6) / eventsStored, postgres: (pgCpu * 1e6) / eventsStored },
+      copy: { rows: copyRows, seconds: copySeconds, rowsPerSecond },
+      ratioToCopy: eventsPerSecond / rowsPerSecond,
+    };
+  } finally {
+    rmSync(csv, { force: true });
+    await db.drop();
+  }
+}
