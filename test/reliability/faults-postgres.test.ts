@@ -124,6 +124,9 @@ describe.runIf(realBackendAvailable)('Postgres unavailable for 5 s', () => {
       // While the database is away: a request answers 503 with Retry-After and leaves nothing behind.
       const probing = probeWhileDown(orgs[0]);
       const readyWhileDown = statusOf(`${a.url}/readyz`);
+      // One client loses its connection during the outage: its reconnects are refused (503) until Postgres is back.
+      const cutClient = streams[1].exp.stream;
+      cutClient.cut();
       // The outage lasts outageMs whatever happens; requests cut by a reset answer at once, silent ones at a timeout.
       await delay(outageMs);
       const restoredAt = Date.now();
@@ -145,7 +148,7 @@ describe.runIf(realBackendAvailable)('Postgres unavailable for 5 s', () => {
       }
 
       // Streams stayed open through it, heartbeating.
-      for (const { exp } of streams) {
+      for (const { exp } of streams.filter((x) => x.exp.stream !== cutClient)) {
         expect(exp.stream.connections.length, exp.stream.opts.name).toBe(1);
         expect(exp.stream.current()!.end, exp.stream.opts.name).toBeNull();
         expect(exp.stream.commentsBetween(down, restoredAt), `${exp.stream.opts.name}: heartbeats while down`).toBeGreaterThanOrEqual(Math.floor((outageMs - 1000) / (2 * HEARTBEAT_MS)));
@@ -174,6 +177,11 @@ describe.runIf(realBackendAvailable)('Postgres unavailable for 5 s', () => {
 
       const attempts = traffic.attempts();
       expectOnly503WithRetryAfter(attempts);
+      // The cut client was refused with 503 (never another error) while the database was away, then resumed by id.
+      const refusals = cutClient.connections.slice(1).filter((c) => c.status !== 200);
+      expect(refusals.every((c) => c.status === 503), JSON.stringify(refusals.map((c) => c.status))).toBe(true);
+      expect(cutClient.current()!.status).toBe(200);
+      expect(cutClient.current()!.lastEventId).not.toBeNull();
       const failed = attempts.filter((x) => x.status !== 200);
       expect(failed.filter((x) => x.ms >= down).length, 'requests refused during the outage').toBeGreaterThanOrEqual(3);
       const partial = expectNoPartialRequests(traffic);
