@@ -97,7 +97,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   async function recordEvents(orgId: string, events: NewAuditEvent[]): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
     const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events));
-    await publish(out.batch);
+    // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
+    void publish(out.batch);
     notify(orgId, out.stored, out.batch);
     return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions };
   }
@@ -113,7 +114,7 @@ export function createEventRecorder(deps: EventRecorderDeps) {
       const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
       return { batch, result, events };
     });
-    await publish(out.batch);
+    void publish(out.batch);
     notify(orgId, out.events, out.batch);
     return out.result;
   }
