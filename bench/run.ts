@@ -5,6 +5,7 @@ import path from 'node:path';
 import { nowMs } from './lib/clock.js';
 import type { RunContext } from './lib/context.js';
 import { cleanRedis, loadAverage, machineInfo } from './lib/machine.js';
+import { dropLiveDatabases } from './lib/provision.js';
 import { consoleTable, evaluateTargets, machineLine, tableRows, type BenchResults } from './lib/report.js';
 import { resultsMarkdown } from './lib/results-md.js';
 import { prepareServer, ROOT, TMP } from './lib/service.js';
@@ -45,6 +46,13 @@ async function main() {
     totalSeconds: 0,
   };
   log(`machine: ${machineLine(results)}`);
+  // Interrupted (Ctrl-C): servers and load generators go with the process group; drop this run's databases and keys.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      log(`\n${signal}: dropping this run's databases and Redis keys`);
+      void Promise.allSettled([dropLiveDatabases(), cleanRedis(ctx.redisPrefix)]).then(() => process.exit(130));
+    });
+  }
 
   try {
     for (const name of selected) {

@@ -12,12 +12,28 @@ export interface BenchDatabase {
   drop(): Promise<void>;
 }
 
+/** Databases of this run not dropped yet (an interrupted run drops them on its way out). */
+const live = new Set<string>();
+
+async function dropDatabase(name: string): Promise<void> {
+  const c = new pg.Client({ connectionString: ADMIN_DB_URL });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+  await c.end();
+  live.delete(name);
+}
+
+export async function dropLiveDatabases(): Promise<void> {
+  await Promise.all([...live].map((name) => dropDatabase(name).catch(() => undefined)));
+}
+
 export async function createDatabase(): Promise<BenchDatabase> {
   const name = `as_bench_${randomBytes(5).toString('hex')}`;
   const admin = new pg.Client({ connectionString: ADMIN_DB_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
+  live.add(name);
   const url = new URL(ADMIN_DB_URL);
   url.pathname = `/${name}`;
   return {
@@ -32,12 +48,7 @@ export async function createDatabase(): Promise<BenchDatabase> {
         await c.end();
       }
     },
-    async drop() {
-      const c = new pg.Client({ connectionString: ADMIN_DB_URL });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await c.end();
-    },
+    drop: () => dropDatabase(name),
   };
 }
 

@@ -1,14 +1,14 @@
 // Turns the scenario results into the target verdicts, the printed table, bench/results.json and bench/RESULTS.md.
 import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
-import type { FanoutResult } from '../scenarios/fanout.js';
-import type { IngestResult } from '../scenarios/ingest.js';
+import type { FanoutSummary } from '../scenarios/fanout.js';
+import type { IngestSummary } from '../scenarios/ingest.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestResult; fanout?: FanoutResult; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
+  scenarios: { ingest?: IngestSummary; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -54,7 +54,7 @@ export function tableRows(r: BenchResults): string[][] {
   if (i) {
     rows.push([
       'ingest',
-      `events stored/s (${i.senders} senders x ${i.batchSize}-line CloudWatch batches, ${i.seconds.toFixed(0)} s)`,
+      `events stored/s (${i.senders} senders x ${i.batchSize}-line CloudWatch batches, ${i.seconds.toFixed(0)} s; median of ${i.trials.length})`,
       int(i.eventsPerSecond),
       `${int(i.copy.rowsPerSecond)} (psql \\copy)`,
       ratio(i.ratioToCopy),
@@ -65,7 +65,7 @@ export function tableRows(r: BenchResults): string[][] {
   if (f) {
     const sv = f.service.groups.service;
     const bg = f.bare.groups.bare;
-    rows.push(['fan-out', `deliveries/s (${f.clients} clients, batches of ${f.batchSize}, events x clients)`, millions(sv.deliveriesPerSecond), `${millions(bg.deliveriesPerSecond)} (bare node:http)`, ratio(f.ratioToBare), `>= 0.50x: ${verdict(t('fan-out')!.pass)}`]);
+    rows.push(['fan-out', `deliveries/s (${f.clients} clients, batches of ${f.batchSize}, events x clients; median of ${f.trials.length})`, millions(sv.deliveriesPerSecond), `${millions(bg.deliveriesPerSecond)} (bare node:http)`, ratio(f.ratioToBare), `>= 0.50x: ${verdict(t('fan-out')!.pass)}`]);
     rows.push(['fan-out', 'events published/s', int(f.service.eventsPerSecond), int(f.bare.eventsPerSecond), '', '']);
     rows.push(['fan-out', 'latency after ingest response p50 / p99', `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`, `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`, '', '']);
   }
@@ -74,7 +74,7 @@ export function tableRows(r: BenchResults): string[][] {
     const s = x.run.groups.same;
     rows.push([
       'cross-instance',
-      `latency on the other instance p50 / p99 / max (${x.clientsPerInstance} + ${x.clientsPerInstance} clients, ${x.eventsPerSecond} events/s)`,
+      `latency on the other instance p50 / p99 / max (${x.clientsPerInstance} + ${x.clientsPerInstance} clients, ${x.eventsPerSecond} events/s; median of ${x.trials.length})`,
       `${ms(o.latencyAfterResponseMs.p50)} / ${ms(o.latencyAfterResponseMs.p99)} / ${ms(o.latencyAfterResponseMs.max)}`,
       `same instance: ${ms(s.latencyAfterResponseMs.p50)} / ${ms(s.latencyAfterResponseMs.p99)} / ${ms(s.latencyAfterResponseMs.max)}`,
       '',

@@ -37,6 +37,10 @@ export function resultsMarkdown(r: BenchResults): string {
       `Baseline: the same ${int(i.copy.rows)} stored rows, exported and written again with \`psql \\copy ... FROM\` (a true COPY) into the same table for another ` +
         `organization in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}.`,
       '',
+      `Figures of the median of ${i.trials.length} trials (by ratio; each trial a fresh database and service process): ` +
+        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}`).join('; ') +
+        '.',
+      '',
     );
   }
   if (f) {
@@ -56,6 +60,10 @@ export function resultsMarkdown(r: BenchResults): string {
         `per client, same clients, same publisher: ${int(f.bare.eventsPublished)} events (${int(f.bare.eventsPerSecond)}/s), ${int(bg.deliveriesPerSecond)} deliveries/s, ` +
         `latency after response p50 / p99 ${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}. Ratio ${ratio(f.ratioToBare)}.`,
       '',
+      `Figures of the median of ${f.trials.length} trials (by ratio; each trial a fresh database, service and baseline process): ` +
+        f.trials.map((t) => `${(t.serviceDeliveriesPerSecond / 1e6).toFixed(2)} M vs ${(t.bareDeliveriesPerSecond / 1e6).toFixed(2)} M = ${ratio(t.ratioToBare)}`).join('; ') +
+        '.',
+      '',
     );
   }
   if (x) {
@@ -71,6 +79,10 @@ export function resultsMarkdown(r: BenchResults): string {
         `${ms(o.latencyAfterResponseMs.p99)} / ${ms(o.latencyAfterResponseMs.max)} over ${int(o.deliveries)} deliveries; clients of A itself: ` +
         `${ms(s.latencyAfterResponseMs.p50)} / ${ms(s.latencyAfterResponseMs.p99)} / ${ms(s.latencyAfterResponseMs.max)}. ` +
         `From the request being sent (includes the commit): B ${ms(o.latencyAfterSendMs.p50)} / ${ms(o.latencyAfterSendMs.p99)}.`,
+      '',
+      `Figures of the median of ${x.trials.length} trials (by p99 on B; same two processes, a new organization each): p50 / p99 / max on B ` +
+        x.trials.map((t) => `${ms(t.p50)} / ${ms(t.p99)} / ${ms(t.max)}`).join('; ') +
+        '.',
       '',
     );
   }

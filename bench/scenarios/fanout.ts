@@ -1,9 +1,10 @@
-// Fan-out scenario: 1,000 SSE clients of one org, batches of 100 posted as fast as they are taken; the service vs a bare node:http SSE server.
+// Fan-out scenario: 1,000 SSE clients of one org, batches of 100 posted as fast as they are taken; the service vs a bare node:http SSE server (3 trials).
 import path from 'node:path';
 import type { RunContext } from '../lib/context.js';
 import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
 import { ROOT, startServer } from '../lib/service.js';
 import { runStreamCase, type StreamCaseResult } from '../lib/stream-case.js';
+import { runTrials } from '../lib/trials.js';
 import { seqLookup } from './cross-instance.js';
 
 const CLIENTS = 1000;
@@ -20,16 +21,34 @@ export interface FanoutResult {
   ratioToBare: number;
 }
 
+export interface FanoutSummary extends FanoutResult {
+  /** Every trial; the figures above are the median trial's (by ratio). */
+  trials: { serviceDeliveriesPerSecond: number; bareDeliveriesPerSecond: number; ratioToBare: number }[];
+}
+
+const TRIALS = 3;
+
+export async function runFanout(ctx: RunContext): Promise<FanoutSummary> {
+  const t = await runTrials(TRIALS, (i) => {
+    ctx.log(`  trial ${i + 1} of ${TRIALS}`);
+    return runFanoutTrial(ctx, i);
+  }, (r) => r.ratioToBare);
+  return {
+    ...t.median,
+    trials: t.all.map((r) => ({ serviceDeliveriesPerSecond: r.service.groups.service.deliveriesPerSecond, bareDeliveriesPerSecond: r.bare.groups.bare.deliveriesPerSecond, ratioToBare: r.ratioToBare })),
+  };
+}
+
 const publisher = { mode: 'max' as const, batchSize: BATCH, durationMs: DURATION_MS, concurrency: IN_FLIGHT };
 
-export async function runFanout(ctx: RunContext): Promise<FanoutResult> {
+async function runFanoutTrial(ctx: RunContext, trial: number): Promise<FanoutResult> {
   const db = await createDatabase();
   let service: StreamCaseResult;
   try {
-    const svc = await startServer('fanout', ctx.entry.args, serviceEnv(db, `${ctx.redisPrefix}fanout:`, ctx.adminToken));
+    const svc = await startServer(`fanout-${trial + 1}`, ctx.entry.args, serviceEnv(db, `${ctx.redisPrefix}fanout:`, ctx.adminToken));
     try {
       const org = await createOrg(svc.url, ctx.adminToken, 'fan-out bench');
-      ctx.log('  fan-out: service');
+      ctx.log('    service');
       service = await runStreamCase({
         publishUrl: svc.url,
         key: org.key,
@@ -46,10 +65,10 @@ export async function runFanout(ctx: RunContext): Promise<FanoutResult> {
     await db.drop();
   }
 
-  const bareServer = await startServer('fanout-bare', ['--import', 'tsx', path.join(ROOT, 'bench/workloads/bare-sse-server.ts')], {});
+  const bareServer = await startServer(`fanout-bare-${trial + 1}`, ['--import', 'tsx', path.join(ROOT, 'bench/workloads/bare-sse-server.ts')], {});
   let bare: StreamCaseResult;
   try {
-    ctx.log('  fan-out: bare node:http baseline');
+    ctx.log('    bare node:http baseline');
     bare = await runStreamCase({
       publishUrl: bareServer.url,
       key: 'none',

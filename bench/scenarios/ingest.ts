@@ -1,4 +1,4 @@
-// Ingest scenario: 4 sender processes post CloudWatch batches for 20 s; events stored per second vs a psql \copy of the same rows.
+// Ingest scenario: 4 sender processes post CloudWatch batches for 20 s; events stored per second vs a psql \copy of the same rows (3 trials).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { nowMs } from '../lib/clock.js';
@@ -8,6 +8,7 @@ import { Histogram, type HistogramData } from '../lib/histogram.js';
 import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
 import { psql } from '../lib/psql.js';
 import { startServer, TMP } from '../lib/service.js';
+import { runTrials } from '../lib/trials.js';
 import { startWorker, type WorkerMessage } from '../lib/workers.js';
 
 const SENDERS = 4;
@@ -33,6 +34,21 @@ export interface IngestResult {
   ratioToCopy: number;
 }
 
+export interface IngestSummary extends IngestResult {
+  /** Every trial; the figures above are the median trial's (by ratio to COPY). */
+  trials: { eventsPerSecond: number; copyRowsPerSecond: number; ratioToCopy: number }[];
+}
+
+const TRIALS = 3;
+
+export async function runIngest(ctx: RunContext): Promise<IngestSummary> {
+  const t = await runTrials(TRIALS, (i) => {
+    ctx.log(`  trial ${i + 1} of ${TRIALS}`);
+    return runIngestTrial(ctx, i);
+  }, (r) => r.ratioToCopy);
+  return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy })) };
+}
+
 interface SenderDone extends WorkerMessage {
   started: number;
   ended: number;
@@ -41,11 +57,11 @@ interface SenderDone extends WorkerMessage {
   latency: HistogramData;
 }
 
-export async function runIngest(ctx: RunContext): Promise<IngestResult> {
+async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestResult> {
   const db = await createDatabase();
   const csv = path.join(TMP, `copy-${db.name}.csv`);
   try {
-    const svc = await startServer('ingest', ctx.entry.args, serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken));
+    const svc = await startServer(`ingest-${trial + 1}`, ctx.entry.args, serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken));
     let done: SenderDone[];
     let serviceCpu = 0;
     let pgCpu = 0;
@@ -55,10 +71,10 @@ export async function runIngest(ctx: RunContext): Promise<IngestResult> {
       const org = await createOrg(svc.url, ctx.adminToken, 'ingest bench');
       orgId = org.id;
       copyOrg = (await createOrg(svc.url, ctx.adminToken, 'copy baseline')).id;
-      const workers = Array.from({ length: SENDERS }, (_, i) => startWorker('workloads/ingest-sender.ts', { url: svc.url, key: org.key, seed: 1000 + i, batchSize: BATCH, durationMs: DURATION_MS }));
+      const workers = Array.from({ length: SENDERS }, (_, i) => startWorker('workloads/ingest-sender.ts', { url: svc.url, key: org.key, seed: 1000 * (trial + 1) + i, batchSize: BATCH, durationMs: DURATION_MS }));
       try {
         await Promise.all(workers.map((w) => w.next('ready')));
-        ctx.log(`  ingest: ${SENDERS} senders x ${BATCH}-line CloudWatch batches for ${DURATION_MS / 1000} s`);
+        ctx.log(`    ${SENDERS} senders x ${BATCH}-line CloudWatch batches for ${DURATION_MS / 1000} s`);
         const backends = async () => (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name])).map((r) => r.pid);
         const cpu0 = cpuSeconds(svc.pid);
         const pgStart = new Map((await backends()).map((pid) => [pid, cpuSeconds(pid)]));
@@ -88,7 +104,7 @@ export async function runIngest(ctx: RunContext): Promise<IngestResult> {
     const eventsStored = Number(n);
 
     // Baseline: the very rows the service stored, written again with COPY into the same table (for another organization).
-    ctx.log(`  ingest: ${eventsStored} events stored in ${seconds.toFixed(1)} s; COPY baseline`);
+    ctx.log(`    ${eventsStored} events stored in ${seconds.toFixed(1)} s; COPY baseline`);
     await psql(
       db.url,
       `\\copy (SELECT '${copyOrg}'::uuid, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key FROM audit_events WHERE org_id = '${orgId}' AND source = 'cloudwatch' ORDER BY seq LIMIT ${COPY_MAX_ROWS}) TO '${csv}' WITH (FORMAT csv)`,

@@ -1,7 +1,10 @@
 // SSE load generator: many raw node:http stream clients in one process, each logging (receipt time, last complete seq) per read.
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 import { nowMs, sleep } from '../lib/clock.js';
 import { Histogram } from '../lib/histogram.js';
+import { TMP } from '../lib/service.js';
 import { command, post, runWorker, workerConfig } from '../lib/worker-side.js';
 
 interface Config {
@@ -160,6 +163,14 @@ runWorker(async () => {
           fromResponse.record(c.times[j] - respT);
           fromSend.record(c.times[j] - sendT);
         }
+      }
+      if (process.env.BENCH_DEBUG) {
+        // Per batch: the median and the slowest client, after the response (for looking at a run's timeline).
+        const perBatch = cmd.batches.map(([lastSeq, sendT, respT]) => {
+          const ts = conns.map((c) => c.times[c.seqs.findIndex((x) => x >= lastSeq)] - respT).filter(Number.isFinite).sort((a, b) => a - b);
+          return [lastSeq, Math.round(sendT), Math.round(respT - sendT), Math.round(ts[ts.length >> 1]), Math.round(ts[ts.length - 1])];
+        });
+        writeFileSync(path.join(TMP, `receipts-${process.pid}.json`), JSON.stringify(perBatch));
       }
       post({ type: 'report', deliveries, firstReceipt, lastReceipt, fromResponse: fromResponse.toJSON(), fromSend: fromSend.toJSON(), open: open.length, closed: conns.filter((c) => c.closed).length });
     } else {
