@@ -81,6 +81,10 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
         for (const w of workers) w.send({ type: 'go' });
         done = await Promise.all(workers.map((w) => w.next<SenderDone>('done', DURATION_MS + 60_000)));
         serviceCpu = cpuSeconds(svc.pid) - cpu0;
+        if (process.env.BENCH_DEBUG) {
+          const m = await (await fetch(`${svc.url}/metrics`)).text();
+          ctx.log(m.split('\n').filter((l) => l.startsWith('nodejs_eventloop_lag') || l.startsWith('nodejs_gc_duration_seconds_sum')).join('\n'));
+        }
         // Backends open at the start count from then, ones opened during the run from their start.
         pgCpu = (await backends()).reduce((a, pid) => a + (cpuSeconds(pid) || 0) - (pgStart.get(pid) ?? 0), 0);
       } finally {
