@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
+import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
 
@@ -85,25 +86,40 @@ export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> 
 }
 
 /**
- * Of the given (stored) dedupe keys, those already present in the org. One probe of the (org_id, dedupe_key) index per
- * key (the LATERAL ... LIMIT 1 cannot be flattened): with `dedupe_key = ANY(...)` and stale statistics (an org that grew
- * since the last ANALYZE) the planner scanned every row of the org, so each ingest got slower as the org grew.
+ * In one round trip (the org's seq lock is held, so every statement counts): of the given stored dedupe keys, those
+ * already present in the org; and the status of the given sessions (absent ids are unseen sessions). One probe of the
+ * (org_id, dedupe_key) index per key (the LATERAL ... LIMIT 1 cannot be flattened): with `dedupe_key = ANY(...)` and
+ * stale statistics (an org that grew since the last ANALYZE) the planner scanned every row of the org.
  */
-export async function existingDedupeKeys(tx: Queryable, orgId: string, keys: string[]): Promise<Set<string>> {
-  if (keys.length === 0) return new Set();
-  const r = await tx.query<{ dedupe_key: string }>(
-    `SELECT k.key AS dedupe_key FROM unnest($2::text[]) AS k(key)
-     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = k.key LIMIT 1) AS hit`,
-    [orgId, keys],
+export async function existingKeysAndSessions(
+  tx: Queryable,
+  orgId: string,
+  keys: string[],
+  sessionIds: string[],
+): Promise<{ existing: Set<string>; statuses: Map<string, SessionStatus> }> {
+  const existing = new Set<string>();
+  const statuses = new Map<string, SessionStatus>();
+  if (keys.length === 0 && sessionIds.length === 0) return { existing, statuses };
+  const r = await tx.query<{ kind: 'k' | 's'; id: string; status: SessionStatus | null }>(
+    `SELECT 'k' AS kind, k.key AS id, NULL::text AS status FROM unnest($2::text[]) AS k(key)
+     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = k.key LIMIT 1) AS hit
+     UNION ALL
+     SELECT 's', session_id, status FROM agent_sessions WHERE org_id = $1 AND session_id = ANY($3::text[])`,
+    [orgId, keys, sessionIds],
   );
-  return new Set(r.rows.map((x) => x.dedupe_key));
+  for (const row of r.rows) {
+    if (row.kind === 'k') existing.add(row.id);
+    else statuses.set(row.id, row.status as SessionStatus);
+  }
+  return { existing, statuses };
 }
 
 /**
  * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
- * and registers unseen servers. Must run in the transaction that called lockOrgSeq.
+ * registers unseen servers, and records session activity (creating unseen sessions, adding call counts and seen times).
+ * Must run in the transaction that called lockOrgSeq.
  */
-export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[]): Promise<PublishedBatch | null> {
+export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[], sessions: SessionActivity[] = []): Promise<PublishedBatch | null> {
   if (events.length === 0) return null;
   const n = events.length;
   const rows: Record<string, unknown>[] = new Array(n);
@@ -134,6 +150,13 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
 
   // One statement, one round trip while the org's seq lock is held; the rows travel as one JSON document (serialized
   // natively, unlike 12 text arrays escaped element by element in JS).
+  const activity = sessions.map((a) => ({
+    session_id: a.sessionId,
+    server_id: a.serverId,
+    first_seen: (a.firstSeenAt ?? a.lastSeenAt).toISOString(),
+    last_seen: a.lastSeenAt.toISOString(),
+    n: a.count,
+  }));
   await tx.query(
     `WITH ins AS (
        INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
@@ -143,9 +166,18 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
      ), srv AS (
        INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
        ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
+     ), ses AS (
+       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
+       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n
+       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint)
+       ON CONFLICT (org_id, session_id) DO UPDATE SET
+         first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
+         last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
+         tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
+         server_id = coalesce(agent_sessions.server_id, excluded.server_id)
      )
      UPDATE organizations SET event_seq = $3 WHERE id = $1`,
-    [orgId, JSON.stringify(rows), lastSeq + n, [...servers].sort()],
+    [orgId, JSON.stringify(rows), lastSeq + n, [...servers].sort(), JSON.stringify(activity)],
   );
   return { orgId, firstSeq: lastSeq + 1, lastSeq: lastSeq + n, events: streamed };
 }

@@ -2,8 +2,8 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
-import { recordSessionActivity, sessionStatuses, sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
-import { appendEvents, existingDedupeKeys, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
+import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
+import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
@@ -21,7 +21,7 @@ export interface EventRecorderDeps {
  * and appends everything with consecutive seqs.
  */
 export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditEvent[]): Promise<{ stored: NewAuditEvent[]; duplicates: number; batch: PublishedBatch | null; createdSessions: string[] }> {
-  const lastSeq = await lockOrgSeq(tx, orgId);
+  // Everything that needs no database happens before the org's seq lock is taken.
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
   for (const raw of input) {
@@ -30,7 +30,11 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
     seen.add(e.dedupeKey);
     fresh.push(e);
   }
-  const existing = await existingDedupeKeys(tx, orgId, fresh.map((e) => e.dedupeKey));
+  const callSessions = new Set<string>();
+  for (const e of fresh) if (e.type === 'tool_call' && e.sessionId) callSessions.add(e.sessionId);
+
+  const lastSeq = await lockOrgSeq(tx, orgId);
+  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, fresh.map((e) => e.dedupeKey), [...callSessions]);
   const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
 
   const activity = new Map<string, SessionActivity>();
@@ -43,7 +47,6 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
       if (a.firstSeenAt && e.occurredAt < a.firstSeenAt) a.firstSeenAt = e.occurredAt;
     } else activity.set(e.sessionId, { sessionId: e.sessionId, serverId: e.serverId ?? null, count: 1, firstSeenAt: e.occurredAt, lastSeenAt: e.occurredAt });
   }
-  const statuses = await sessionStatuses(tx, orgId, [...activity.keys()]);
   const createdSessions: string[] = [];
   const ordered: NewAuditEvent[] = [];
   const now = new Date();
@@ -69,8 +72,7 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
     }
     ordered.push(e);
   }
-  await recordSessionActivity(tx, orgId, [...activity.values()]);
-  const batch = await appendEvents(tx, orgId, lastSeq, ordered);
+  const batch = await appendEvents(tx, orgId, lastSeq, ordered, [...activity.values()]);
   return { stored: ordered, duplicates: input.length - toStore.length, batch, createdSessions };
 }
 

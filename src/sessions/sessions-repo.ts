@@ -52,39 +52,6 @@ export interface SessionActivity {
   firstSeenAt?: Date;
 }
 
-/** Status of the given sessions of an org, as stored now; absent ids are unseen sessions. */
-export async function sessionStatuses(tx: Queryable, orgId: string, sessionIds: string[]): Promise<Map<string, SessionStatus>> {
-  if (sessionIds.length === 0) return new Map();
-  const r = await tx.query<{ session_id: string; status: SessionStatus }>(
-    'SELECT session_id, status FROM agent_sessions WHERE org_id = $1 AND session_id = ANY($2::text[])',
-    [orgId, sessionIds],
-  );
-  return new Map(r.rows.map((x) => [x.session_id, x.status]));
-}
-
-/** Creates unseen sessions (status active) and adds tool-call counts and last-seen times to known ones. */
-export async function recordSessionActivity(tx: Queryable, orgId: string, activity: SessionActivity[]): Promise<void> {
-  if (activity.length === 0) return;
-  await tx.query(
-    `INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
-     SELECT $1, a.session_id, a.server_id, a.first_seen, a.seen, a.n
-     FROM unnest($2::text[], $3::text[], $4::timestamptz[], $5::bigint[], $6::timestamptz[]) AS a(session_id, server_id, seen, n, first_seen)
-     ON CONFLICT (org_id, session_id) DO UPDATE SET
-       first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
-       last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
-       tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
-       server_id = coalesce(agent_sessions.server_id, excluded.server_id)`,
-    [
-      orgId,
-      activity.map((a) => a.sessionId),
-      activity.map((a) => a.serverId),
-      activity.map((a) => a.lastSeenAt.toISOString()),
-      activity.map((a) => a.count),
-      activity.map((a) => (a.firstSeenAt ?? a.lastSeenAt).toISOString()),
-    ],
-  );
-}
-
 export async function getSession(db: Queryable, orgId: string, sessionId: string, forUpdate = false): Promise<SessionRow | undefined> {
   const r = await db.query<DbSessionRow>(
     `SELECT ${COLUMNS} FROM agent_sessions WHERE org_id = $1 AND session_id = $2${forUpdate ? ' FOR UPDATE' : ''}`,
