@@ -1,6 +1,7 @@
 // Shared pieces of the log ingest tests: fixture loading, posting to an ingest route, reading back stored events.
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { AuditEventRow } from '../../src/audit/audit-repo.js';
 import { bearer, http, type Json } from '../helpers/app.js';
 import type { SseClient } from '../helpers/sse.js';
 
@@ -34,19 +35,8 @@ export function postJson(baseUrl: string, route: Route, key: string, value: unkn
   return post(baseUrl, route, key, JSON.stringify(value), headers);
 }
 
-export interface StoredEvent {
-  seq: number;
-  type: string;
-  source: string;
-  occurredAt: string;
-  receivedAt: string;
-  serverId: string | null;
-  sessionId: string | null;
-  toolName: string | null;
-  action: string | null;
-  latencyMs: number | null;
-  metadata: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-}
+/** A stored event as GET /api/v1/audit-events returns it, with metadata loosely typed for field-by-field checks. */
+export type StoredEvent = Omit<AuditEventRow, 'metadata'> & { metadata: Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Every stored event of the key's org, oldest first (all pages). */
 export async function storedEvents(baseUrl: string, key: string, query = ''): Promise<StoredEvent[]> {
