@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
 import type { AuthRepo, Role } from './auth-repo.js';
-import { looksLikeApiKey, safeEqual, sha256Hex, SCOPES, type Scope } from './tokens.js';
+import { looksLikeApiKey, safeEqual, sha256Hex, type Scope } from './tokens.js';
 
 export const SESSION_COOKIE = 'audit_stream_session';
 
@@ -130,8 +130,4 @@ export type Authenticator = ReturnType<typeof createAuthenticator>;
 export function authOf(request: FastifyRequest): AuthContext {
   if (!request.auth) throw new UnauthorizedError();
   return request.auth;
-}
-
-export function isScope(s: string): s is Scope {
-  return (SCOPES as readonly string[]).includes(s);
 }

@@ -1,7 +1,6 @@
 // POST /api/v1/ingest/events: raw JSON audit events as one object, an array, or NDJSON.
 import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { z } from 'zod';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { BadRequestError, type IssueDetail } from '../http/errors.js';
@@ -83,4 +82,3 @@ export function registerRawIngestRoutes(app: FastifyInstance, deps: IngestDeps &
   );
 }
 
-export const rawIngestResponse = z.object({ accepted: z.number().int(), duplicates: z.number().int() });
