@@ -1,4 +1,6 @@
 // A real SSE client over fetch: parses frames, records events and comments, and awaits conditions instead of sleeping.
+import { createSseParser } from './sse-frames.js';
+
 export interface SseEvent {
   id: string | null;
   event: string;
@@ -65,46 +67,24 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   }
   const reader = res.body!.getReader();
   const decoder = new TextDecoder();
-  let buf = '';
+  const parse = createSseParser();
   client.ended = (async () => {
     try {
       for (;;) {
         if (paused) return new Promise<void>(() => undefined); // never read again: TCP buffers fill, the server sees backpressure
         const { value, done } = await reader.read();
         if (done) break;
-        buf += decoder.decode(value, { stream: true });
-        let idx;
-        while ((idx = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, idx);
-          buf = buf.slice(idx + 2);
-          let id: string | null = null;
-          let event = 'message';
-          const data: string[] = [];
-          let isEvent = false;
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) client.comments.push(line.slice(1).trim());
-            else if (line.startsWith('retry:')) client.retry = Number(line.slice(6).trim());
-            else if (line.startsWith('id:')) {
-              id = line.slice(3).trim();
-              isEvent = true;
-            } else if (line.startsWith('event:')) {
-              event = line.slice(6).trim();
-              isEvent = true;
-            } else if (line.startsWith('data:')) {
-              data.push(line.slice(5).replace(/^ /, ''));
-              isEvent = true;
-            }
+        for (const frame of parse(decoder.decode(value, { stream: true }))) {
+          client.comments.push(...frame.comments);
+          if (frame.retry !== null) client.retry = frame.retry;
+          if (frame.data === null) continue;
+          let json: unknown = null;
+          try {
+            json = JSON.parse(frame.data);
+          } catch {
+            /* keep text */
           }
-          if (isEvent && data.length) {
-            const text = data.join('\n');
-            let json: unknown = null;
-            try {
-              json = JSON.parse(text);
-            } catch {
-              /* keep text */
-            }
-            client.events.push({ id, event, data: text, json });
-          }
+          client.events.push({ id: frame.id, event: frame.event, data: frame.data, json });
         }
         notify();
       }

@@ -1,4 +1,5 @@
 // The suite's checker: resilient SSE clients (reconnect with Last-Event-ID across instances), steady ingest traffic with retries, and per-org verification.
+import { createSseParser } from '../helpers/sse-frames.js';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { expect } from 'vitest';
@@ -148,31 +149,17 @@ export class ResilientStream {
   private async read(res: Response, record: ConnectionRecord): Promise<'eof' | 'error' | 'closed'> {
     const reader = res.body!.getReader();
     const decoder = new TextDecoder();
-    let buf = '';
+    const parse = createSseParser();
     const connection = this.connections.length - 1;
     try {
       for (;;) {
         const { value, done } = await reader.read();
         if (done) return 'eof';
-        buf += decoder.decode(value, { stream: true });
-        let idx;
-        while ((idx = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, idx);
-          buf = buf.slice(idx + 2);
-          let id: string | null = null;
-          let event = 'message';
-          const data: string[] = [];
-          for (const line of block.split('\n')) {
-            if (line.startsWith(':')) record.comments.push({ text: line.slice(1).trim().split(/[;:]/)[0].trim(), at: Date.now() });
-            else if (line.startsWith('id:')) id = line.slice(3).trim();
-            else if (line.startsWith('event:')) event = line.slice(6).trim();
-            else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-          }
-          if (data.length) {
-            const text = data.join('\n');
-            this.received.push({ seq: Number(id), event, data: text, json: JSON.parse(text) as Record<string, unknown>, connection });
-            record.events++;
-          }
+        for (const frame of parse(decoder.decode(value, { stream: true }))) {
+          for (const c of frame.comments) record.comments.push({ text: c.split(/[;:]/)[0].trim(), at: Date.now() });
+          if (frame.data === null) continue;
+          this.received.push({ seq: Number(frame.id), event: frame.event, data: frame.data, json: JSON.parse(frame.data) as Record<string, unknown>, connection });
+          record.events++;
         }
         this.notify();
       }
