@@ -159,7 +159,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
-  registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES });
+  registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });
   anomaly.register(app);

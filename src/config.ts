@@ -49,6 +49,7 @@ export const configSchema = z.object({
 
   BODY_LIMIT_BYTES: int(5 * 1024 * 1024, 1024),
   INGEST_MAX_ENTRIES: int(10_000, 1),
+  FIREHOSE_MAX_RECORDS: int(10_000, 1),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),

@@ -5,6 +5,7 @@ import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
+import { rowJsonSlices } from './row-json.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -114,6 +115,30 @@ export async function existingKeysAndSessions(
   return { existing, statuses };
 }
 
+/** Inserts one slice of rows (a JSON array, $2) of an org's batch. */
+const INSERT_ROWS_SQL = `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload, r.metadata, r.dedupe_key
+       FROM json_to_recordset($2::json) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
+         tool_name text, action text, latency_ms int, payload json, metadata jsonb, dedupe_key text)`;
+
+/** The last (often the only) slice of a batch: its rows, unseen servers, session activity and the org counter. */
+const APPEND_LAST_SLICE_SQL = `WITH ins AS (
+       ${INSERT_ROWS_SQL}
+     ), srv AS (
+       INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
+       ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
+     ), ses AS (
+       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
+       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n
+       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint)
+       ON CONFLICT (org_id, session_id) DO UPDATE SET
+         first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
+         last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
+         tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
+         server_id = coalesce(agent_sessions.server_id, excluded.server_id)
+     )
+     UPDATE organizations SET event_seq = $3 WHERE id = $1`;
+
 /**
  * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
  * registers unseen servers, and records session activity (creating unseen sessions, adding call counts and seen times).
@@ -148,8 +173,6 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
     if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
   }
 
-  // One statement, one round trip while the org's seq lock is held; the rows travel as one JSON document (serialized
-  // natively, unlike 12 text arrays escaped element by element in JS).
   const activity = sessions.map((a) => ({
     session_id: a.sessionId,
     server_id: a.serverId,
@@ -157,28 +180,20 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
     last_seen: a.lastSeenAt.toISOString(),
     n: a.count,
   }));
-  await tx.query(
-    `WITH ins AS (
-       INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
-       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload, r.metadata, r.dedupe_key
-       FROM json_to_recordset($2::json) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
-         tool_name text, action text, latency_ms int, payload json, metadata jsonb, dedupe_key text)
-     ), srv AS (
-       INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
-       ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
-     ), ses AS (
-       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
-       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n
-       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint)
-       ON CONFLICT (org_id, session_id) DO UPDATE SET
-         first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
-         last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
-         tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
-         server_id = coalesce(agent_sessions.server_id, excluded.server_id)
-     )
-     UPDATE organizations SET event_seq = $3 WHERE id = $1`,
-    [orgId, JSON.stringify(rows), lastSeq + n, [...servers].sort(), JSON.stringify(activity)],
-  );
+  // The rows travel as JSON documents (serialized natively, unlike 12 text arrays escaped element by element in JS),
+  // in slices of bounded size: a batch of ordinary size is one statement, one round trip while the org's seq lock is
+  // held; a larger one is several statements in the same transaction, the last of which also updates the counters.
+  const slices = rowJsonSlices(rows);
+  let slice = slices.next();
+  while (!slice.done) {
+    const next = slices.next();
+    if (next.done) {
+      await tx.query(APPEND_LAST_SLICE_SQL, [orgId, slice.value, lastSeq + n, [...servers].sort(), JSON.stringify(activity)]);
+    } else {
+      await tx.query(INSERT_ROWS_SQL, [orgId, slice.value]);
+    }
+    slice = next;
+  }
   return { orgId, firstSeq: lastSeq + 1, lastSeq: lastSeq + n, events: streamed };
 }
 

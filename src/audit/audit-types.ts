@@ -46,4 +46,6 @@ export interface RecordResult {
   batch: PublishedBatch | null;
   /** Sessions this write created, in order. */
   createdSessions: string[];
+  /** True when an Idempotency-Key seen before answered with its first request's counts and nothing was stored. */
+  replayed?: boolean;
 }

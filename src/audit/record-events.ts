@@ -4,6 +4,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
 import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
 import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
+import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
@@ -18,9 +19,15 @@ export interface EventRecorderDeps {
 /**
  * Stores `events` for `orgId` inside `tx`: drops duplicates (within the batch and against the store), creates unseen
  * sessions with a session_update event placed before their first tool call, flags tool calls of suspended sessions,
- * and appends everything with consecutive seqs.
+ * and appends everything with consecutive seqs. With an idempotency claim, a key seen before stores nothing and answers
+ * the counts of its first request (`replayed`).
  */
-export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditEvent[]): Promise<{ stored: NewAuditEvent[]; duplicates: number; batch: PublishedBatch | null; createdSessions: string[] }> {
+export async function storeEvents(
+  tx: Queryable,
+  orgId: string,
+  input: NewAuditEvent[],
+  idempotency?: IdempotencyClaim,
+): Promise<{ stored: NewAuditEvent[]; duplicates: number; batch: PublishedBatch | null; createdSessions: string[]; replayed?: boolean }> {
   // Everything that needs no database happens before the org's seq lock is taken.
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
@@ -34,6 +41,8 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
   for (const e of fresh) if (e.type === 'tool_call' && e.sessionId) callSessions.add(e.sessionId);
 
   const lastSeq = await lockOrgSeq(tx, orgId);
+  const prior = idempotency ? await priorOutcome(tx, orgId, idempotency) : null;
+  if (prior) return { stored: [], duplicates: input.length - prior.accepted, batch: null, createdSessions: [], replayed: true };
   const { existing, statuses } = await existingKeysAndSessions(tx, orgId, fresh.map((e) => e.dedupeKey), [...callSessions]);
   const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
 
@@ -73,7 +82,9 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
     ordered.push(e);
   }
   const batch = await appendEvents(tx, orgId, lastSeq, ordered, [...activity.values()]);
-  return { stored: ordered, duplicates: input.length - toStore.length, batch, createdSessions };
+  const duplicates = input.length - toStore.length;
+  if (idempotency) await saveOutcome(tx, orgId, idempotency, { accepted: toStore.length, duplicates });
+  return { stored: ordered, duplicates, batch, createdSessions };
 }
 
 export function createEventRecorder(deps: EventRecorderDeps) {
@@ -96,13 +107,13 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   }
 
   /** Stores a batch for one org in one transaction and publishes it after commit. */
-  async function recordEvents(orgId: string, events: NewAuditEvent[]): Promise<RecordResult> {
+  async function recordEvents(orgId: string, events: NewAuditEvent[], opts: { idempotency?: IdempotencyClaim } = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
-    const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events));
+    const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events, opts.idempotency));
     // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
     void publish(out.batch);
     notify(orgId, out.stored, out.batch);
-    return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions };
+    return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions, replayed: out.replayed };
   }
 
   /**

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { decodeCloudWatchBody } from './cloudwatch-payload.js';
+import { idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
 import { BINARY_TYPES, installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { logBatchToEvents } from './log-batch-events.js';
@@ -21,6 +22,7 @@ export function registerCloudWatchRoutes(app: FastifyInstance, deps: IngestDeps 
       },
       async (request) => {
         const auth = authOf(request);
+        const idempotencyKey = idempotencyKeyOf(request);
         const body = textBodyAsJson(request);
         const limit = request.routeOptions.bodyLimit ?? 1024 * 1024;
         const decoded = await decodeCloudWatchBody(body, { limit, maxEntries: deps.maxEntries });
@@ -30,8 +32,9 @@ export function registerCloudWatchRoutes(app: FastifyInstance, deps: IngestDeps 
           source: 'cloudwatch',
           receivedAt,
           payloadFormat: decoded.envelope === 'awslogs' ? 'awslogs' : decoded.batch.format,
+          idempotencyKey,
         });
-        return ingest(deps, auth.orgId, 'cloudwatch', events);
+        return ingest(deps, auth.orgId, 'cloudwatch', events, idempotencyClaim(idempotencyKey, 'cloudwatch', body));
       },
     );
   });

@@ -7,10 +7,13 @@ export const eventIdSchema = z.union([z.string().trim().min(1).max(200), z.numbe
 /** ISO 8601 or epoch ms/s, as a string or number; an unparseable value falls back to the message's time, then now. */
 const timestampValue = z.union([z.string().max(200), z.number()]).nullish();
 
+/** CloudWatch Logs names log groups and log streams with 1 to 512 characters; each event keeps both, so both are bounded. */
+const MAX_NAME = 512;
+
 /** Spec 2.4: `{logGroup, logStream, events[{message, timestamp}]}` (an optional `id` per event is used for dedupe). */
 export const specBodySchema = z.object({
-  logGroup: z.string().trim().min(1).max(1024),
-  logStream: z.string().trim().min(1).max(1024),
+  logGroup: z.string().trim().min(1).max(MAX_NAME),
+  logStream: z.string().trim().min(1).max(MAX_NAME),
   owner: z.string().max(64).optional(),
   events: z.array(
     z.object({
@@ -25,8 +28,9 @@ export const specBodySchema = z.object({
 export const subscriptionPayloadSchema = z.object({
   messageType: z.string().max(64).default('DATA_MESSAGE'),
   owner: z.string().max(64).optional(),
-  logGroup: z.string().max(1024),
-  logStream: z.string().max(1024),
+  logGroup: z.string().max(MAX_NAME),
+  logStream: z.string().max(MAX_NAME),
+  // Kept on each event only up to CloudWatch's own limits (log-batch-events.ts); more is accepted, counted, not copied.
   subscriptionFilters: z.array(z.string().max(1024)).max(100).optional(),
   policyLevel: z.string().max(64).optional(),
   logEvents: z.array(

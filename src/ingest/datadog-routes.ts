@@ -1,5 +1,4 @@
 // POST /api/v1/ingest/datadog: one Datadog webhook event (spec body, default template, custom templates; JSON or form).
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
@@ -7,6 +6,7 @@ import { zodIssues } from '../http/error-handler.js';
 import { BadRequestError } from '../http/errors.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { DATADOG_KNOWN_KEYS, datadogBodySchema, type DatadogBody } from './datadog-schemas.js';
+import { entryDedupeKey, idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
 import { installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { normalizeDatadog, parseTimestamp } from './normalize/index.js';
@@ -16,19 +16,6 @@ const ACCEPTED_TYPES = ['application/json', 'application/x-www-form-urlencoded',
 
 function present(v: string | number | null | undefined): v is string | number {
   return v !== null && v !== undefined && v !== '';
-}
-
-/** JSON with object keys sorted, so the same entry always hashes the same. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    return `{${Object.keys(obj)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /** Event time: timestamp, else last_updated, else date (the first that parses); null lets the message or now decide. */
@@ -52,11 +39,12 @@ function extras(body: Record<string, unknown>): Record<string, unknown> | undefi
   return n ? { ...acc } : undefined;
 }
 
-export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, receivedAt: Date): NewAuditEvent {
+/** The event; deduplicated only by its Datadog `id`, or the request's Idempotency-Key (position 0). */
+export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, receivedAt: Date, idempotencyKey: string | null = null): NewAuditEvent {
   const body = d.body ?? d.text ?? null;
   const n = normalizeDatadog({ title: d.title ?? null, body, tags: d.tags ?? null });
   const id = present(d.id) ? d.id : null;
-  const dedupeKey = id !== null ? `dd:${id}` : `dd:hash:${createHash('sha256').update(canonicalJson(raw)).digest('base64url')}`;
+  const dedupeKey = entryDedupeKey('dd', id !== null ? `dd:${id}` : null, idempotencyKey, 0);
   const org = typeof d.org === 'object' && d.org !== null ? { id: d.org.id ?? undefined, name: d.org.name ?? undefined } : (d.org ?? undefined);
   return toAuditEvent(n, {
     source: 'datadog',
@@ -99,6 +87,7 @@ export function registerDatadogRoutes(app: FastifyInstance, deps: IngestDeps & {
       },
       async (request) => {
         const auth = authOf(request);
+        const idempotencyKey = idempotencyKeyOf(request);
         const raw = textBodyAsJson(request);
         if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
           throw new BadRequestError('body must be one Datadog webhook event as a JSON object or form fields', [{ path: '(root)', message: 'expected an object' }]);
@@ -109,7 +98,8 @@ export function registerDatadogRoutes(app: FastifyInstance, deps: IngestDeps & {
         if (![d.title, d.body, d.text, d.id].some(present) && !(d.tags && d.tags.length)) {
           throw new BadRequestError('the event has no title, body, tags or id; check the webhook payload template', [{ path: '(root)', message: 'needs at least one of title, body, tags, id' }]);
         }
-        return ingest(deps, auth.orgId, 'datadog', [datadogEvent(raw as Record<string, unknown>, d, new Date())]);
+        const event = datadogEvent(raw as Record<string, unknown>, d, new Date(), idempotencyKey);
+        return ingest(deps, auth.orgId, 'datadog', [event], idempotencyClaim(idempotencyKey, 'datadog', raw));
       },
     );
   });

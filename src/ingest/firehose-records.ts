@@ -1,70 +1,47 @@
-// Decodes one Firehose record (base64 of a gzipped subscription payload, or plain text/JSON) into audit events; never throws.
+// Decodes one Firehose record (base64 of gzipped subscription payloads, or plain text/JSON) into audit events; never throws.
 import type { NewAuditEvent } from '../audit/audit-types.js';
-import { decodeBase64, gunzipBounded, isGzip } from './compression.js';
+import { AppError } from '../http/errors.js';
+import { decodeBase64, isGzip } from './compression.js';
 import { isControlMessage, payloadKind, toLogBatch } from './cloudwatch-payload.js';
+import { gunzipMembers } from './gzip-members.js';
 import { parseJsonText, utf8OrNull } from './json-text.js';
 import { logBatchToEvents } from './log-batch-events.js';
 import { normalizeMessage } from './normalize/index.js';
 import { toAuditEvent } from './to-audit-event.js';
-import { AppError } from '../http/errors.js';
 
 export interface FirehoseRecordContext {
   requestId: string;
   receivedAt: Date;
+  /** The request's `timestamp`: the time of entries that carry none. */
+  sentAt: Date | null;
+  /** X-Amz-Firehose-Source-Arn: metadata.source_detail when an entry has no log group. */
+  sourceArn: string | null;
   /** Largest decompressed size of one record. */
   recordLimit: number;
   /** Decompressed bytes the rest of this request may still use; shared by its records and decremented. */
   budget: { remaining: number };
-  /** Metadata every entry of this request carries under `firehose` (request id, timestamp, common attributes). */
+  /** Metadata every entry of this request carries under `firehose` (request id, timestamp, source ARN, attributes). */
   firehose: Record<string, unknown>;
 }
 
-function recordKey(ctx: FirehoseRecordContext, index: number): string {
-  return `fh:${ctx.requestId}:${index}`;
+/** The events of one record; `empty` when the record held no data at all (it stores nothing and is counted). */
+export interface RecordOutcome {
+  events: NewAuditEvent[];
+  empty: boolean;
 }
 
-/** A record that could not be decoded: stored as a `log` entry with the data as received and the reason. */
-function rawRecord(ctx: FirehoseRecordContext, index: number, reason: string, data: unknown, text: string | null = null): NewAuditEvent {
-  const dataText = typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
-  return toAuditEvent(normalizeMessage(''), {
-    source: 'firehose',
-    sourceDetail: null,
-    timestamp: null,
-    receivedAt: ctx.receivedAt,
-    message: text,
-    dedupeKey: recordKey(ctx, index),
-    metadata: {
-      decodeError: reason,
-      data: text === null ? dataText : undefined,
-      payloadFormat: 'firehose-raw',
-      firehose: { ...ctx.firehose, recordIndex: index },
-    },
-  });
+/** One piece of a record: decoded text (a whole record, or one of several payloads), or why it could not be decoded. */
+type Part = { text: string } | { reason: string };
+
+function recordKey(ctx: FirehoseRecordContext, index: number): string {
+  return `fh:${ctx.requestId}:${index}`;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The record's bytes: base64-decoded, then gunzipped when they start with the gzip magic bytes. */
-async function recordBytes(data: string, ctx: FirehoseRecordContext): Promise<{ ok: true; bytes: Buffer } | { ok: false; reason: string }> {
-  const bytes = decodeBase64(data);
-  if (bytes === null) return { ok: false, reason: 'data is not base64' };
-  let out = bytes;
-  if (isGzip(bytes)) {
-    const limit = Math.min(ctx.recordLimit, ctx.budget.remaining);
-    const inflated = await gunzipBounded(bytes, limit);
-    if (!inflated.ok) {
-      return { ok: false, reason: inflated.reason === 'too_large' ? `decompressed record exceeds ${limit} bytes${limit < ctx.recordLimit ? ' left for this request' : ''}` : inflated.message };
-    }
-    out = inflated.bytes;
-  }
-  ctx.budget.remaining = Math.max(0, ctx.budget.remaining - out.length);
-  return { ok: true, bytes: out };
-}
-
-/** A JSON value when the text is a JSON object, else null. */
-function jsonObjectOrNull(text: string): unknown {
+function jsonOrNull(text: string): unknown {
   const t = text.trim();
   if (!t.startsWith('{') || !t.endsWith('}')) return null;
   try {
@@ -75,19 +52,73 @@ function jsonObjectOrNull(text: string): unknown {
 }
 
 /**
- * The events of record `index`: a CloudWatch subscription payload gives one event per log event (dedupe by CloudWatch
- * event id, else request id + record index + event index); CONTROL_MESSAGE gives none; other text gives one event
- * (its message normalized); anything undecodable gives one raw `log` event saying why.
+ * The payloads of one decoded text: the whole text, or, when it is several lines of which at least one is a CloudWatch
+ * subscription payload (what account-level and cross-account subscriptions deliver), each non-empty line.
  */
-export async function firehoseRecordEvents(record: unknown, index: number, ctx: FirehoseRecordContext): Promise<NewAuditEvent[]> {
-  if (!isObject(record) || typeof record.data !== 'string') return [rawRecord(ctx, index, 'record has no "data" string', record)];
-  const data = record.data;
-  const decoded = await recordBytes(data, ctx);
-  if (!decoded.ok) return [rawRecord(ctx, index, decoded.reason, data)];
-  const text = utf8OrNull(decoded.bytes);
-  if (text === null) return [rawRecord(ctx, index, 'decoded data is neither gzip nor UTF-8 text', data)];
-  const json = jsonObjectOrNull(text);
-  const firehose = { ...ctx.firehose, recordIndex: index };
+function splitPayloads(text: string): string[] {
+  if (!text.includes('\n') || jsonOrNull(text) !== null) return [text];
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  return lines.some((l) => payloadKind(jsonOrNull(l)) === 'subscription') ? lines : [text];
+}
+
+/** The record's parts: base64-decoded, each gzip member decompressed on its own, then split into payloads. */
+async function recordParts(data: string, ctx: FirehoseRecordContext): Promise<Part[]> {
+  const bytes = decodeBase64(data);
+  if (bytes === null) return [{ reason: 'data is not base64' }];
+  const limit = Math.min(ctx.recordLimit, ctx.budget.remaining);
+  const members = isGzip(bytes) ? await gunzipMembers(bytes, limit) : [{ ok: true as const, bytes }];
+  const parts: Part[] = [];
+  for (const m of members) {
+    if (!m.ok) {
+      const left = m.tooLarge && limit < ctx.recordLimit ? ' left for this request' : '';
+      parts.push({ reason: m.tooLarge ? `decompressed record exceeds ${limit} bytes${left}` : m.reason });
+      continue;
+    }
+    ctx.budget.remaining = Math.max(0, ctx.budget.remaining - m.bytes.length);
+    const text = utf8OrNull(m.bytes);
+    if (text === null) parts.push({ reason: 'decoded data is neither gzip nor UTF-8 text' });
+    else for (const payload of splitPayloads(text)) parts.push({ text: payload });
+  }
+  return parts;
+}
+
+interface PartPlace {
+  index: number;
+  /** Key of a row made from the whole part: the record's key, or record + part number when the record has several. */
+  key: string;
+  /** The part's number when the record has several. */
+  part?: number;
+  /** Running index of log events without a CloudWatch id across the record's parts. */
+  events: { next: number };
+}
+
+/**
+ * A part that could not be decoded: a `log` entry with the reason and the part's text, or else the record's data as
+ * received (`data` undefined: kept on another part of the same record).
+ */
+function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data: unknown, text: string | null): NewAuditEvent {
+  const dataText = data === undefined ? undefined : typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
+  return toAuditEvent(normalizeMessage(''), {
+    source: 'firehose',
+    sourceDetail: ctx.sourceArn,
+    timestamp: null,
+    sentAt: ctx.sentAt,
+    receivedAt: ctx.receivedAt,
+    message: text,
+    dedupeKey: at.key,
+    metadata: {
+      decodeError: reason,
+      data: text === null ? dataText : undefined,
+      payloadFormat: 'firehose-raw',
+      firehose: { ...ctx.firehose, recordIndex: at.index, part: at.part },
+    },
+  });
+}
+
+/** The events of one decoded payload: a subscription payload's log events, none for CONTROL_MESSAGE, else one text entry. */
+function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, data: string): NewAuditEvent[] {
+  const firehose = { ...ctx.firehose, recordIndex: at.index, part: at.part };
+  const json = jsonOrNull(text);
   if (json !== null && payloadKind(json) === 'subscription') {
     if (isControlMessage(json)) return [];
     try {
@@ -95,24 +126,54 @@ export async function firehoseRecordEvents(record: unknown, index: number, ctx: 
       return logBatchToEvents(batch, {
         source: 'firehose',
         receivedAt: ctx.receivedAt,
+        sentAt: ctx.sentAt,
+        sourceDetailFallback: ctx.sourceArn,
         payloadFormat: 'firehose-subscription',
-        keyFor: (e, j) => (e.id !== null ? `cw:${e.id}` : `${recordKey(ctx, index)}:${j}`),
+        keyFor: (e) => (e.id !== null ? `cw:${e.id}` : `${recordKey(ctx, at.index)}:${at.events.next++}`),
         extra: () => ({ firehose }),
       });
     } catch (err) {
       const issues = err instanceof AppError && err.extra.issues ? `: ${err.extra.issues.map((i) => `${i.path} ${i.message}`).join('; ')}` : '';
-      return [rawRecord(ctx, index, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)];
+      return [rawPart(ctx, at, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)];
     }
   }
   return [
     toAuditEvent(normalizeMessage(text), {
       source: 'firehose',
-      sourceDetail: null,
+      sourceDetail: ctx.sourceArn,
       timestamp: null,
+      sentAt: ctx.sentAt,
       receivedAt: ctx.receivedAt,
       message: text,
-      dedupeKey: recordKey(ctx, index),
+      dedupeKey: at.key,
       metadata: { payloadFormat: 'firehose-text', firehose },
     }),
   ];
+}
+
+/**
+ * The events of record `index`. Its data may hold one payload or several (gzip members, newline-separated payloads):
+ * a CloudWatch subscription payload gives one event per log event (dedupe by CloudWatch event id, else request id +
+ * record index + event index); CONTROL_MESSAGE gives none; other text gives one event (its message normalized);
+ * anything undecodable gives one raw `log` event saying why. One bad payload never loses the others. A record with
+ * no data (or only whitespace) gives none and is reported `empty`.
+ */
+export async function firehoseRecordEvents(record: unknown, index: number, ctx: FirehoseRecordContext): Promise<RecordOutcome> {
+  const whole: PartPlace = { index, key: recordKey(ctx, index), events: { next: 0 } };
+  if (!isObject(record) || typeof record.data !== 'string') return { events: [rawPart(ctx, whole, 'record has no "data" string', record, null)], empty: false };
+  const data = record.data;
+  if (data.trim() === '') return { events: [], empty: true };
+  const parts = await recordParts(data, ctx);
+  if (parts.every((p) => 'text' in p && p.text.trim() === '')) return { events: [], empty: true };
+  const events: NewAuditEvent[] = [];
+  let dataKept = false;
+  parts.forEach((part, k) => {
+    const at = parts.length === 1 ? whole : { ...whole, key: `${whole.key}:p${k}`, part: k };
+    if ('reason' in part) {
+      // The record's data is kept once, on its first undecodable part, never copied to each.
+      events.push(rawPart(ctx, at, part.reason, dataKept ? undefined : data, null));
+      dataKept = true;
+    } else if (part.text.trim() !== '') for (const e of payloadEvents(ctx, at, part.text, data)) events.push(e);
+  });
+  return { events, empty: false };
 }

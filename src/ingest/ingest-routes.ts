@@ -7,9 +7,9 @@ import { registerCloudWatchRoutes } from './cloudwatch-routes.js';
 import { registerFirehoseRoutes } from './firehose-routes.js';
 import { registerDatadogRoutes } from './datadog-routes.js';
 
-export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps & { auth: Authenticator }) {
+export function registerIngestRoutes(app: FastifyInstance, deps: IngestDeps & { auth: Authenticator; firehoseMaxRecords: number }) {
   registerRawIngestRoutes(app, deps);
   registerCloudWatchRoutes(app, deps);
-  registerFirehoseRoutes(app, deps);
+  registerFirehoseRoutes(app, { ...deps, maxRecords: deps.firehoseMaxRecords });
   registerDatadogRoutes(app, deps);
 }

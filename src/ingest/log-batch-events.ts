@@ -1,15 +1,40 @@
 // Turns a decoded CloudWatch LogBatch into audit events: normalize each message, keep the CloudWatch context in metadata.
-import { createHash } from 'node:crypto';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { normalizeMessage } from './normalize/index.js';
+import { truncate } from './normalize/strings.js';
 import type { LogBatch, LogEventEntry } from './cloudwatch-payload.js';
+import { entryDedupeKey } from './entry-identity.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
 
-/** `cw:<event id>` when CloudWatch gave one, else a hash of (log group, log stream, timestamp, message, position). */
-export function cloudWatchDedupeKey(batch: LogBatch, e: LogEventEntry, position: number): string {
-  if (e.id !== null) return `cw:${e.id}`;
-  const digest = createHash('sha256').update(JSON.stringify([batch.logGroup, batch.logStream, e.rawTimestamp, e.message, position])).digest('base64url');
-  return `cw:hash:${digest}`;
+/** Subscription filter names kept on each event: CloudWatch allows 2 filters per log group, names of up to 512 characters. */
+export const MAX_FILTERS_PER_EVENT = 2;
+export const MAX_FILTER_NAME_LENGTH = 512;
+
+/**
+ * `cw:<event id>` when CloudWatch gave one (unique per event); else the request's Idempotency-Key + position; else a
+ * fresh key: an entry without an identity is always stored.
+ */
+export function cloudWatchDedupeKey(e: LogEventEntry, position: number, idempotencyKey: string | null): string {
+  return entryDedupeKey('cw', e.id !== null ? `cw:${e.id}` : null, idempotencyKey, position);
+}
+
+/**
+ * The batch's shared context, built once and referenced by every event: short, bounded fields only. Subscription filter
+ * names beyond what CloudWatch itself allows are not copied to each event; their number is kept instead.
+ */
+function batchContext(batch: LogBatch): Record<string, unknown> {
+  const filters = batch.subscriptionFilters;
+  const capped = filters ? filters.slice(0, MAX_FILTERS_PER_EVENT).map((f) => truncate(f, MAX_FILTER_NAME_LENGTH)) : undefined;
+  const cut = filters !== null && (filters.length > MAX_FILTERS_PER_EVENT || filters.some((f) => f.length > MAX_FILTER_NAME_LENGTH));
+  return {
+    logGroup: batch.logGroup,
+    logStream: batch.logStream,
+    owner: batch.owner ?? undefined,
+    subscriptionFilters: capped,
+    subscriptionFilterCount: cut ? filters.length : undefined,
+    messageType: batch.messageType ?? undefined,
+    policyLevel: batch.policyLevel ?? undefined,
+  };
 }
 
 export interface BatchEventOptions {
@@ -17,33 +42,37 @@ export interface BatchEventOptions {
   receivedAt: Date;
   /** How the batch arrived, kept as metadata.payloadFormat (spec, subscription, awslogs, firehose). */
   payloadFormat: string;
+  /** The request's Idempotency-Key, for entries without a CloudWatch event id. */
+  idempotencyKey?: string | null;
   /** Dedupe key of the entry at `position`; defaults to cloudWatchDedupeKey. */
   keyFor?: (e: LogEventEntry, position: number) => string;
+  /** When the sender sent the batch (the Firehose request timestamp): the time of entries that carry none. */
+  sentAt?: Date | null;
+  /** metadata.source_detail when the batch has no log group (the Firehose stream ARN). */
+  sourceDetailFallback?: string | null;
   /** Extra metadata for every entry (e.g. the Firehose request id and record index). */
   extra?: (e: LogEventEntry, position: number) => Record<string, unknown>;
 }
 
 /** One audit event per log event, in order. */
 export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewAuditEvent[] {
-  const keyFor = opts.keyFor ?? ((e: LogEventEntry, i: number) => cloudWatchDedupeKey(batch, e, i));
+  const idempotencyKey = opts.idempotencyKey ?? null;
+  const keyFor = opts.keyFor ?? ((e: LogEventEntry, i: number) => cloudWatchDedupeKey(e, i, idempotencyKey));
+  const shared = batchContext(batch);
   return batch.events.map((e, i) =>
     toAuditEvent(normalizeMessage(e.message), {
       source: opts.source,
-      sourceDetail: batch.logGroup || null,
+      sourceDetail: batch.logGroup || opts.sourceDetailFallback || null,
       timestamp: e.timestamp,
+      sentAt: opts.sentAt ?? null,
       receivedAt: opts.receivedAt,
       message: e.message,
       dedupeKey: keyFor(e, i),
       metadata: {
         payloadFormat: opts.payloadFormat,
         cloudwatch: {
-          logGroup: batch.logGroup,
-          logStream: batch.logStream,
+          ...shared,
           eventId: e.id ?? undefined,
-          owner: batch.owner ?? undefined,
-          subscriptionFilters: batch.subscriptionFilters ?? undefined,
-          messageType: batch.messageType ?? undefined,
-          policyLevel: batch.policyLevel ?? undefined,
           extractedFields: e.extractedFields ?? undefined,
           invalidTimestamp: e.timestamp === null && e.rawTimestamp !== null ? e.rawTimestamp : undefined,
         },

@@ -1,10 +1,10 @@
 // POST /api/v1/ingest/events: raw JSON audit events as one object, an array, or NDJSON.
-import { createHash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { BadRequestError, type IssueDetail } from '../http/errors.js';
 import { decodeContentEncoding } from './body-decoding.js';
+import { entryDedupeKey, idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { checkEntryCount, ingest, type IngestDeps } from './ingest-result.js';
 import { rawEventSchema, type RawEvent } from './raw-schemas.js';
 
@@ -25,10 +25,9 @@ export function parseNdjson(text: string, maxEntries: number): unknown[] {
   return out;
 }
 
-function toAuditEvent(e: RawEvent, index: number, receivedAt: Date): NewAuditEvent {
-  const dedupeKey = e.id
-    ? `raw:id:${e.id}`
-    : `raw:hash:${createHash('sha256').update(JSON.stringify([index, e.serverId, e.sessionId, e.toolName, e.action, e.latencyMs, e.timestamp?.toISOString() ?? null, e.metadata ?? null])).digest('base64url')}`;
+/** The stored event of the raw event at `index`; deduplicated only by its `id`, or the request's Idempotency-Key + index. */
+function toAuditEvent(e: RawEvent, index: number, receivedAt: Date, idempotencyKey: string | null): NewAuditEvent {
+  const dedupeKey = entryDedupeKey('raw', e.id ? `raw:id:${e.id}` : null, idempotencyKey, index);
   return {
     type: 'tool_call',
     source: 'raw',
@@ -49,6 +48,7 @@ export function registerRawIngestRoutes(app: FastifyInstance, deps: IngestDeps &
     { onRequest: deps.auth.require({ scope: 'ingest:write', cookie: false }), preParsing: decodeContentEncoding },
     async (request) => {
       const auth = authOf(request);
+      const idempotencyKey = idempotencyKeyOf(request);
       const ct = String(request.headers['content-type'] ?? '');
       let items: unknown[];
       if (typeof request.body === 'string') {
@@ -77,7 +77,8 @@ export function registerRawIngestRoutes(app: FastifyInstance, deps: IngestDeps &
       });
       if (issues.length) throw new BadRequestError('some events are invalid; nothing was stored', issues);
       const now = new Date();
-      return ingest(deps, auth.orgId, 'raw', parsed.map((e, i) => toAuditEvent(e, i, now)));
+      const events = parsed.map((e, i) => toAuditEvent(e, i, now, idempotencyKey));
+      return ingest(deps, auth.orgId, 'raw', events, idempotencyClaim(idempotencyKey, 'events', request.body));
     },
   );
 }

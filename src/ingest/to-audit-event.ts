@@ -10,6 +10,8 @@ export interface EntryContext {
   sourceDetail: string | null;
   /** The entry's own timestamp (CloudWatch event timestamp, Datadog timestamp), when it had a valid one. */
   timestamp: Date | null;
+  /** When the sender sent the batch (the Firehose request timestamp), used after a time found in the message. */
+  sentAt?: Date | null;
   receivedAt: Date;
   /** The raw message, kept whole in metadata.message. */
   message: string | null;
@@ -62,7 +64,8 @@ function optionalString(s: string | null): string | null {
 
 /**
  * The audit event for one entry: `tool_call` (streamed) when a tool name was found, else `log` (stored only).
- * Time: the entry's timestamp, else one found in the message, else the receive time. Values not found stay null.
+ * Time: the entry's timestamp, else one found in the message, else the time the sender sent the batch, else the
+ * receive time. Values not found stay null.
  * metadata: source_detail, traceId (trace id, else request id), requestId, rawAction (an action word outside the
  * vocabulary), level, format, fields (parsed JSON/logfmt), message, then the source's own fields.
  */
@@ -83,7 +86,7 @@ export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
   return {
     type: n.toolName ? 'tool_call' : 'log',
     source: ctx.source,
-    occurredAt: ctx.timestamp ?? n.timestamp ?? ctx.receivedAt,
+    occurredAt: ctx.timestamp ?? n.timestamp ?? ctx.sentAt ?? ctx.receivedAt,
     serverId: optionalString(n.serverId),
     sessionId: optionalString(n.sessionId),
     toolName: optionalString(n.toolName),

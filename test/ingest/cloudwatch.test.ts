@@ -171,15 +171,27 @@ describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
     expect(await storedEvents(app.url, org.key)).toEqual([]);
   });
 
-  it('makes retries safe: a resent spec body stores nothing new and reports duplicates; equal lines in another stream are new', async () => {
+  it('dedupes spec-body events only by an identity the sender gave: a real repeat is stored again; an Idempotency-Key retry answers the same counts', async () => {
     const org = await createOrg(app.url);
     const body = fixture('cloudwatch/lambda-json-logs.json');
+    // No event id, no Idempotency-Key: identical lines are identical calls, and each is an audit record.
     expect((await post(app.url, 'cloudwatch', org.key, body)).body).toEqual({ accepted: 4, duplicates: 0 });
-    expect((await post(app.url, 'cloudwatch', org.key, body)).body).toEqual({ accepted: 0, duplicates: 4 });
-    expect((await post(app.url, 'cloudwatch', org.key, gzipSync(body), { 'content-encoding': 'gzip' })).body).toEqual({ accepted: 0, duplicates: 4 });
-    const other = { ...fixtureJson('cloudwatch/lambda-json-logs.json'), logStream: 'another-stream' };
-    expect((await postJson(app.url, 'cloudwatch', org.key, other)).body).toEqual({ accepted: 4, duplicates: 0 });
+    expect((await post(app.url, 'cloudwatch', org.key, body)).body).toEqual({ accepted: 4, duplicates: 0 });
     expect(await ingestedEvents(app.url, org.key)).toHaveLength(8);
+    // With a key, the retry (also gzip-encoded: the same request) stores nothing and answers the first counts.
+    const key = { 'idempotency-key': 'cw-batch-0001' };
+    expect((await post(app.url, 'cloudwatch', org.key, body, key)).body).toEqual({ accepted: 4, duplicates: 0 });
+    expect((await post(app.url, 'cloudwatch', org.key, body, key)).body).toEqual({ accepted: 4, duplicates: 0 });
+    expect((await post(app.url, 'cloudwatch', org.key, gzipSync(body), { ...key, 'content-encoding': 'gzip' })).body).toEqual({ accepted: 4, duplicates: 0 });
+    const items = await ingestedEvents(app.url, org.key);
+    expect(items).toHaveLength(12);
+    expect(items.slice(8).map((e) => e.metadata.message)).toEqual(fixtureJson('cloudwatch/lambda-json-logs.json').events.map((e: { message: string }) => e.message));
+    // The same key with another body is a client mistake: 422, nothing stored.
+    const other = { ...fixtureJson('cloudwatch/lambda-json-logs.json'), logStream: 'another-stream' };
+    const reused = await postJson(app.url, 'cloudwatch', org.key, other, key);
+    expect(reused.status).toBe(422);
+    expect(reused.body.code).toBe('idempotency_key_reused');
+    expect(await ingestedEvents(app.url, org.key)).toHaveLength(12);
   });
 
   it('falls back to the receive time when neither the entry nor the message has a time, and keeps an unparseable timestamp in metadata', async () => {
