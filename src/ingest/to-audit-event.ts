@@ -66,8 +66,9 @@ function optionalString(s: string | null): string | null {
  * The audit event for one entry: `tool_call` (streamed) when a tool name was found, else `log` (stored only).
  * Time: the entry's timestamp, else one found in the message, else the time the sender sent the batch, else the
  * receive time. Values not found stay null.
- * metadata: source_detail, traceId (trace id, else request id), requestId, rawAction (an action word outside the
- * vocabulary), level, format, fields (parsed JSON/logfmt), message, then the source's own fields.
+ * metadata: source_detail, traceId (trace id, else request id), requestId, actionWord (the word the action came from),
+ * rawAction (an action word outside the vocabulary), toolCallId, mcpMethod, level, format, fields (parsed JSON/logfmt),
+ * message, then the source's own fields.
  */
 export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
   const metadata: Record<string, unknown> = {
@@ -75,7 +76,10 @@ export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
     traceId: n.traceId ?? n.requestId ?? null,
   };
   if (n.requestId !== null) metadata.requestId = n.requestId;
+  if (n.actionWord !== null) metadata.actionWord = n.actionWord;
   if (n.rawAction !== null) metadata.rawAction = n.rawAction;
+  if (n.toolCallId !== null) metadata.toolCallId = n.toolCallId;
+  if (n.method !== null) metadata.mcpMethod = n.method;
   if (n.level !== null) metadata.level = n.level;
   metadata.format = n.format;
   if (Object.keys(n.fields).length > 0) metadata.fields = n.fields;

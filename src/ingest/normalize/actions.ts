@@ -7,6 +7,7 @@ import { SCAN_WINDOW, truncate } from './strings.js';
  * | action   | words                                                                                       |
  * |----------|---------------------------------------------------------------------------------------------|
  * | `allow`  | allow, allowed, permit, permitted, pass, passed, accept, accepted, approve, approved, ok, success |
+ * |          | outcome words of a call the proxy let through: succeeded, completed, error, errored, failed, failure |
  * | `deny`   | deny, denied, block, blocked, reject, rejected, refuse, refused, forbid, forbidden, drop, dropped |
  * | `redact` | redact, redacted, mask, masked, sanitize, sanitized, scrub, scrubbed                        |
  * | `flag`   | flag, flagged, alert, alerted, warn, warned, review, audit, audited, suspicious             |
@@ -17,7 +18,11 @@ import { SCAN_WINDOW, truncate } from './strings.js';
 export type Action = 'allow' | 'deny' | 'redact' | 'flag';
 
 export const ACTION_VOCABULARY: Readonly<Record<Action, readonly string[]>> = Object.freeze({
-  allow: ['allow', 'allowed', 'permit', 'permitted', 'pass', 'passed', 'accept', 'accepted', 'approve', 'approved', 'ok', 'success'],
+  allow: [
+    ...['allow', 'allowed', 'permit', 'permitted', 'pass', 'passed', 'accept', 'accepted', 'approve', 'approved', 'ok', 'success'],
+    // Outcomes of a call that was let through (gateways log success|error|blocked): the action is the proxy's, not the result.
+    ...['succeeded', 'completed', 'error', 'errored', 'failed', 'failure'],
+  ],
   deny: ['deny', 'denied', 'block', 'blocked', 'reject', 'rejected', 'refuse', 'refused', 'forbid', 'forbidden', 'drop', 'dropped'],
   redact: ['redact', 'redacted', 'mask', 'masked', 'sanitize', 'sanitized', 'scrub', 'scrubbed'],
   flag: ['flag', 'flagged', 'alert', 'alerted', 'warn', 'warned', 'review', 'audit', 'audited', 'suspicious'],

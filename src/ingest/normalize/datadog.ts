@@ -72,12 +72,14 @@ function firstTag(tags: Record<string, string[]>, ...keys: string[]): string | n
 }
 
 function tagHints(tags: Record<string, string[]>): Hints {
-  const action = mapAction(firstTag(tags, 'action'));
+  const word = firstTag(tags, 'action');
+  const action = mapAction(word);
   return {
     ...emptyHints(),
     toolName: firstTag(tags, 'tool', 'tool_name'),
     action: action.action,
     rawAction: action.rawAction,
+    actionWord: action.action === null ? null : word,
     serverId: firstTag(tags, 'server', 'server_id', 'mcp_server'),
     sessionId: firstTag(tags, 'session', 'session_id'),
   };

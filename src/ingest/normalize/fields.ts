@@ -1,11 +1,11 @@
 // Finds tool-call fields (tool, action, server, session, latency, trace/request ids, level, time) in parsed JSON or logfmt records.
-import { mapAction } from './actions.js';
 import { emptyHints, type Hints } from './hints.js';
 import { exactIntegerText, parseJsonObject } from './json-message.js';
 import { parseLatencyMs } from './latency.js';
 import { normalizeLevel } from './levels.js';
 import { parseLogfmtMessage } from './logfmt.js';
 import { parseTimestamp } from './timestamps.js';
+import { actionIn } from './outcomes.js';
 import { traceIdFromTraceparent, xrayTraceId } from './trace-ids.js';
 import { SCAN_WINDOW, idString, isRecord, ownValue, truncate } from './strings.js';
 
@@ -17,15 +17,34 @@ const MAX_SEARCH_OBJECTS = 500;
 const MAX_SEARCH_KEYS = 20_000;
 /** At most this many `message`/`msg` strings are tried as embedded JSON or logfmt per message. */
 const MAX_EMBEDDED = 4;
+/** Only the first this many items of an array are searched (objects among them, in order: the first match wins). */
+export const MAX_ARRAY_ITEMS = 20;
+
+/** Attributes read from one OTLP JSON key/value list. */
+const MAX_ATTRIBUTES = 200;
 
 const TOOL_KEYS = ['toolName', 'tool_name', 'tool'] as const;
-const ACTION_KEYS = ['action', 'decision', 'verdict', 'outcome'] as const;
-const SERVER_KEYS = ['serverId', 'server_id', 'mcp_server', 'server'] as const;
-const SESSION_KEYS = ['sessionId', 'session_id', 'session'] as const;
-const LATENCY_KEYS = ['latencyMs', 'latency_ms', 'duration_ms', 'durationMs'] as const;
+/** Flat dotted keys (OpenTelemetry attributes written into JSON log lines). */
+const DOTTED_TOOL_KEYS = ['tool.name', 'gen_ai.tool.name', 'mcp.tool.name'] as const;
+/** `{primitive: "tool", primitive_name: "x"}` (Kong), `{mcp_primitive_type, mcp_primitive_name}` (Tyk), `{type, name}` (MXCP). */
+const PRIMITIVE_KIND_KEYS = ['primitive', 'primitive_type', 'mcp_primitive_type', 'type'] as const;
+const PRIMITIVE_NAME_KEYS = ['primitive_name', 'mcp_primitive_name', 'name'] as const;
+const SERVER_KEYS = ['serverId', 'server_id', 'mcp_server', 'server', 'server_name', 'serverName'] as const;
+const DOTTED_SERVER_KEYS = ['server.id', 'server.name', 'mcp.server.name'] as const;
+const SESSION_KEYS = ['sessionId', 'session_id', 'session', 'mcp_session_id', 'mcp.session.id'] as const;
+/** Milliseconds: `latency` is Kong's `ai.mcp.rpc[].latency`, `duration.ms` ContextForge's span attribute. */
+const LATENCY_KEYS = ['latencyMs', 'latency_ms', 'duration_ms', 'durationMs', 'latency', 'duration.ms'] as const;
 const TRACE_KEYS = ['traceId', 'trace_id', 'dd.trace_id'] as const;
-const XRAY_KEYS = ['xray_trace_id', 'xrayTraceId', 'X-Amzn-Trace-Id', 'x-amzn-trace-id', '_X_AMZN_TRACE_ID'] as const;
-const REQUEST_KEYS = ['requestId', 'request_id', 'aws_request_id', 'awsRequestId', 'function_request_id'] as const;
+const XRAY_KEYS = ['xray_trace_id', 'xrayTraceId', 'XrayTraceId', 'X-Amzn-Trace-Id', 'x-amzn-trace-id', '_X_AMZN_TRACE_ID'] as const;
+/**
+ * Powertools for AWS Lambda writes `function_request_id` (TypeScript, Python, Java; .NET in snake case by default, camel or
+ * Pascal case when configured); the Python docs' injected-context example shows `lambda_request_id`.
+ */
+const REQUEST_KEYS = ['requestId', 'request_id', 'aws_request_id', 'awsRequestId', 'function_request_id', 'functionRequestId', 'FunctionRequestId', 'lambda_request_id'] as const;
+const TOOL_CALL_ID_KEYS = ['gen_ai.tool.call.id', 'tool_call_id', 'toolCallId'] as const;
+const METHOD_KEYS = ['mcp.method.name', 'mcp_method', 'method'] as const;
+/** An MCP method name such as `tools/call` or `notifications/initialized` (not an HTTP method). */
+const MCP_METHOD = /^[a-z][A-Za-z_]*(?:\/[A-Za-z_]+)+$/;
 const LEVEL_KEYS = ['level', 'levelname', 'severity', 'log_level', 'loglevel', 'lvl', 'log.level'] as const;
 const TIME_KEYS = ['timestamp', '@timestamp', 'time', 'ts'] as const;
 const EMBEDDED_KEYS = new Set(['message', 'msg']);
@@ -65,11 +84,19 @@ function firstOf<K extends string>(keys: readonly K[], read: (key: K) => string 
   return null;
 }
 
+/** The name of a `{primitive: "tool", primitive_name: ...}`-shaped record (only when the primitive is a tool). */
+function primitiveToolIn(frame: Frame): string | null {
+  const { obj } = frame;
+  const kind = PRIMITIVE_KIND_KEYS.map((k) => ownValue(obj, k)).find((v) => typeof v === 'string');
+  if (typeof kind !== 'string' || kind.trim().toLowerCase() !== 'tool') return null;
+  return firstOf(PRIMITIVE_NAME_KEYS, (k) => idAt(frame, obj, k));
+}
+
 function toolIn(frame: Frame): string | null {
   const { obj } = frame;
   const named = firstOf(TOOL_KEYS, (k) => idOrNested(frame, obj, k, ['name']));
   if (named !== null) return named;
-  const dotted = idAt(frame, obj, 'tool.name');
+  const dotted = firstOf(DOTTED_TOOL_KEYS, (k) => idAt(frame, obj, k)) ?? primitiveToolIn(frame);
   if (dotted !== null) return dotted;
   // An MCP JSON-RPC request: {"method":"tools/call","params":{"name":"search",...}}.
   const params = ownValue(obj, 'params');
@@ -79,7 +106,7 @@ function toolIn(frame: Frame): string | null {
 
 function serverIn(frame: Frame): string | null {
   const { obj } = frame;
-  return firstOf(SERVER_KEYS, (k) => idOrNested(frame, obj, k, ['id', 'name'])) ?? idAt(frame, obj, 'server.id') ?? idAt(frame, obj, 'server.name');
+  return firstOf(SERVER_KEYS, (k) => idOrNested(frame, obj, k, ['id', 'name'])) ?? firstOf(DOTTED_SERVER_KEYS, (k) => idAt(frame, obj, k));
 }
 
 function sessionIn(frame: Frame): string | null {
@@ -99,21 +126,26 @@ function stringAt(obj: Record<string, unknown>, key: string): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+function methodIn(obj: Record<string, unknown>): string | null {
+  for (const key of METHOD_KEYS) {
+    const value = ownValue(obj, key);
+    if (typeof value === 'string' && value.length <= 200 && MCP_METHOD.test(value)) return value;
+  }
+  return null;
+}
+
 function inspect(frame: Frame, h: Hints, unmapped: { word: string | null }): void {
   const { obj } = frame;
   h.toolName ??= toolIn(frame);
   if (h.action === null) {
-    for (const key of ACTION_KEYS) {
-      const value = ownValue(obj, key);
-      if (value === undefined || isRecord(value) || Array.isArray(value)) continue;
-      const mapped = mapAction(value);
-      if (mapped.action !== null) {
-        h.action = mapped.action;
-        break;
-      }
-      unmapped.word ??= mapped.rawAction;
-    }
+    const { found, unmapped: word } = actionIn(obj);
+    if (found) {
+      h.action = found.action;
+      h.actionWord = found.word;
+    } else unmapped.word ??= word;
   }
+  h.toolCallId ??= firstOf(TOOL_CALL_ID_KEYS, (k) => idAt(frame, obj, k));
+  h.method ??= methodIn(obj);
   h.serverId ??= serverIn(frame);
   h.sessionId ??= sessionIn(frame);
   if (h.latencyMs === null) {
@@ -147,12 +179,40 @@ function levelIn(obj: Record<string, unknown>): string | null {
   return isRecord(log) ? normalizeLevel(ownValue(log, 'level')) : null;
 }
 
+/** OTLP JSON log records carry their time as nanoseconds since the epoch, written as a decimal string. */
+const NANO_TIME_KEYS = ['timeUnixNano', 'observedTimeUnixNano'] as const;
+
 function timestampIn(obj: Record<string, unknown>): Date | null {
   for (const key of TIME_KEYS) {
     const date = parseTimestamp(ownValue(obj, key));
     if (date !== null) return date;
   }
+  for (const key of NANO_TIME_KEYS) {
+    const value = ownValue(obj, key);
+    const date = typeof value === 'string' && /^\d{1,20}$/.test(value) ? parseTimestamp(Number(BigInt(value) / 1_000_000n)) : null;
+    if (date !== null) return date;
+  }
   return null;
+}
+
+/**
+ * An OTLP JSON attribute list (`[{"key": "gen_ai.tool.name", "value": {"stringValue": "x"}}, ...]`, what collectors
+ * write for log records and spans) as a plain object of its scalar values; null when the array is anything else.
+ */
+function keyValueObject(items: unknown[]): Record<string, unknown> | null {
+  if (items.length === 0) return null;
+  const acc = Object.create(null) as Record<string, unknown>;
+  let found = 0;
+  for (const item of items.slice(0, MAX_ATTRIBUTES)) {
+    const key = isRecord(item) ? ownValue(item, 'key') : undefined;
+    const value = isRecord(item) ? ownValue(item, 'value') : undefined;
+    if (typeof key !== 'string' || !isRecord(value)) return null;
+    const scalar = ['stringValue', 'intValue', 'doubleValue', 'boolValue'].map((k) => ownValue(value, k)).find((v) => v !== undefined);
+    if (scalar === undefined || isRecord(scalar) || Array.isArray(scalar)) continue;
+    acc[key] = scalar;
+    found++;
+  }
+  return found ? { ...acc } : null;
 }
 
 /** A `message` string that itself holds a JSON object or a logfmt line. */
@@ -166,7 +226,8 @@ function embedded(value: string): { obj: Record<string, unknown>; raw: string | 
 
 /**
  * Searches a parsed record breadth-first (so shallower fields win) down to MAX_SEARCH_DEPTH levels of nested
- * objects, plus JSON or logfmt held in `message`/`msg` strings. Arrays are not searched. Level and timestamp
+ * objects, the objects among the first MAX_ARRAY_ITEMS items of arrays (in order: the first match wins), plus JSON or
+ * logfmt held in `message`/`msg` strings. Level and timestamp
  * are only taken from the top level. `raw` is the JSON text the record came from (null for logfmt).
  * Within one object the spellings are tried in the documented order; for the action, the first word
  * that maps to the vocabulary wins, else the first word found is kept as rawAction.
@@ -188,6 +249,11 @@ export function extractFromRecord(root: Record<string, unknown>, raw: string | n
       const value = frame.obj[key];
       if (isRecord(value)) {
         queue.push({ obj: value, depth: frame.depth + 1, raw: frame.raw });
+      } else if (Array.isArray(value)) {
+        const attributes = keyValueObject(value);
+        keysSeen += attributes ? Math.min(value.length, MAX_ATTRIBUTES) : Math.min(value.length, MAX_ARRAY_ITEMS);
+        if (attributes) queue.push({ obj: attributes, depth: frame.depth + 1, raw: null });
+        else for (const item of value.slice(0, MAX_ARRAY_ITEMS)) if (isRecord(item)) queue.push({ obj: item, depth: frame.depth + 1, raw: frame.raw });
       } else if (typeof value === 'string' && EMBEDDED_KEYS.has(key) && embeddedTried < MAX_EMBEDDED) {
         embeddedTried++;
         const inner = embedded(value);

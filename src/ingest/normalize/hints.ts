@@ -6,6 +6,8 @@ export interface Hints {
   toolName: string | null;
   action: Action | null;
   rawAction: string | null;
+  /** The word `action` was mapped from, as found; travels with the action when sources merge. */
+  actionWord: string | null;
   serverId: string | null;
   sessionId: string | null;
   latencyMs: number | null;
@@ -16,6 +18,8 @@ export interface Hints {
   /** An X-Ray trace id (`1-xxxxxxxx-...`). */
   xrayTraceId: string | null;
   requestId: string | null;
+  toolCallId: string | null;
+  method: string | null;
   level: string | null;
   timestamp: Date | null;
 }
@@ -25,6 +29,7 @@ export function emptyHints(): Hints {
     toolName: null,
     action: null,
     rawAction: null,
+    actionWord: null,
     serverId: null,
     sessionId: null,
     latencyMs: null,
@@ -32,6 +37,8 @@ export function emptyHints(): Hints {
     traceparentId: null,
     xrayTraceId: null,
     requestId: null,
+    toolCallId: null,
+    method: null,
     level: null,
     timestamp: null,
   };
@@ -45,7 +52,10 @@ export function mergeHints(...sources: Hints[]): Hints {
   const out = emptyHints();
   for (const h of sources) {
     out.toolName ??= h.toolName;
-    out.action ??= h.action;
+    if (out.action === null && h.action !== null) {
+      out.action = h.action;
+      out.actionWord = h.actionWord;
+    }
     out.rawAction ??= h.rawAction;
     out.serverId ??= h.serverId;
     out.sessionId ??= h.sessionId;
@@ -54,6 +64,8 @@ export function mergeHints(...sources: Hints[]): Hints {
     out.traceparentId ??= h.traceparentId;
     out.xrayTraceId ??= h.xrayTraceId;
     out.requestId ??= h.requestId;
+    out.toolCallId ??= h.toolCallId;
+    out.method ??= h.method;
     out.level ??= h.level;
     out.timestamp ??= h.timestamp;
   }
@@ -76,11 +88,14 @@ export function toNormalized(h: Hints, format: NormalizedFormat, fields: Record<
     toolName: h.toolName,
     action: h.action,
     rawAction: h.action === null ? h.rawAction : null,
+    actionWord: h.action === null ? null : h.actionWord,
     serverId: h.serverId,
     sessionId: h.sessionId,
     latencyMs: h.latencyMs,
     traceId: resolveTraceId(h),
     requestId: h.requestId,
+    toolCallId: h.toolCallId,
+    method: h.method,
     level: h.level,
     format,
     fields,

@@ -1,6 +1,7 @@
 // normalizeMessage: detects a log message's format (Lambda platform line, JSON, logfmt, text) and extracts tool-call fields.
 import { boundedFields, parseJsonObject } from './json-message.js';
 import { extractFromRecord } from './fields.js';
+import { parseDockerGatewayLine } from './gateway-lines.js';
 import { emptyHints, mergeHints, toNormalized, type Hints } from './hints.js';
 import { parseLambdaPlatformLine, splitLambdaPrefix } from './lambda.js';
 import { parseLogfmtMessage } from './logfmt.js';
@@ -43,12 +44,14 @@ export function analyzeMessage(message: string): MessageFindings {
     const hints = mergeHints(fromPrefix, extractFromRecord(logfmt, null), textTraceHints(body));
     return { hints, format: 'logfmt', fields: logfmt };
   }
+  const gateway = parseDockerGatewayLine(body);
+  if (gateway) return { hints: mergeHints(fromPrefix, gateway.hints, textTraceHints(body)), format: 'gateway-line', fields: gateway.fields };
   return { hints: mergeHints(fromPrefix, extractTextHints(body)), format: 'text', fields: {} };
 }
 
 /**
  * Normalizes one log message (a CloudWatch/Firehose log event message, a Datadog log line...):
- * Lambda platform lines (START/END/REPORT...), JSON objects, logfmt, or plain text, each optionally
+ * Lambda platform lines (START/END/REPORT...), JSON objects, logfmt, MCP gateway call lines, or plain text, each optionally
  * behind a Lambda runtime prefix (`<ISO time>\t<request id>\t<LEVEL>\t`). Never throws.
  */
 export function normalizeMessage(message: string): Normalized {

@@ -15,10 +15,12 @@ function keyed(keys: string): RegExp {
 }
 
 const TOOL = keyed('toolName|tool_name|tool');
-const ACTION = keyed('action|decision|verdict|outcome');
+const ACTION = keyed('action|decision|verdict|outcome|policy_decision');
+/** `status=` and `result=` count only when their word is in the action vocabulary (`status=200` is no action). */
+const STATUS = keyed('status|result');
 const SERVER = keyed('serverId|server_id|mcp_server|server');
 const SESSION = keyed('sessionId|session_id|session');
-const REQUEST = keyed('requestId|request_id|aws_request_id|awsRequestId');
+const REQUEST = keyed('requestId|request_id|aws_request_id|awsRequestId|function_request_id|functionRequestId|lambda_request_id');
 const LEVEL = keyed('level|lvl|severity');
 const LATENCY = /(?<![\p{L}\p{N}_.-])(?:latencyMs|latency_ms|duration_ms|durationMs)"?\s*[:=]\s*"?(\d{1,12}(?:\.\d{1,9})?)/iu;
 const LEVEL_WORD = /(?<![\p{L}\p{N}_-])(TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|FATAL|CRITICAL)(?![\p{L}\p{N}_-])/u;
@@ -35,9 +37,18 @@ export function extractTextHints(text: string): Hints {
   const window = scanWindow(text);
   const h = emptyHints();
   h.toolName = valueOf(TOOL, window);
-  const action = mapAction(valueOf(ACTION, window));
-  h.action = action.action;
-  h.rawAction = action.rawAction;
+  const word = valueOf(ACTION, window);
+  const action = mapAction(word);
+  const status = action.action === null ? valueOf(STATUS, window) : null;
+  const statusAction = mapAction(status);
+  if (action.action !== null) {
+    h.action = action.action;
+    h.actionWord = word;
+  } else if (statusAction.action !== null) {
+    h.action = statusAction.action;
+    h.actionWord = status;
+  }
+  h.rawAction = h.action === null ? action.rawAction : null;
   h.serverId = valueOf(SERVER, window);
   h.sessionId = valueOf(SESSION, window);
   const latency = LATENCY.exec(window);

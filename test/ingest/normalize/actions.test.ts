@@ -3,7 +3,10 @@ import { describe, it, expect } from 'vitest';
 import { ACTION_VOCABULARY, mapAction, type Action } from '../../../src/ingest/normalize/index.js';
 
 const expected: Record<Action, string[]> = {
-  allow: ['allow', 'allowed', 'permit', 'permitted', 'pass', 'passed', 'accept', 'accepted', 'approve', 'approved', 'ok', 'success'],
+  allow: [
+    ...['allow', 'allowed', 'permit', 'permitted', 'pass', 'passed', 'accept', 'accepted', 'approve', 'approved', 'ok', 'success'],
+    ...['succeeded', 'completed', 'error', 'errored', 'failed', 'failure'],
+  ],
   deny: ['deny', 'denied', 'block', 'blocked', 'reject', 'rejected', 'refuse', 'refused', 'forbid', 'forbidden', 'drop', 'dropped'],
   redact: ['redact', 'redacted', 'mask', 'masked', 'sanitize', 'sanitized', 'scrub', 'scrubbed'],
   flag: ['flag', 'flagged', 'alert', 'alerted', 'warn', 'warned', 'review', 'audit', 'audited', 'suspicious'],

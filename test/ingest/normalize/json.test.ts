@@ -78,8 +78,55 @@ describe('normalizeMessage with JSON', () => {
     expect(normalizeMessage(nest(7, '{"tool":"too-deep"}')).toolName).toBeNull();
   });
 
-  it('does not search arrays', () => {
-    expect(normalizeMessage('{"calls":[{"tool":"a"},{"tool":"b"}]}').toolName).toBeNull();
+  it('searches the objects among the first items of arrays; the first match wins', () => {
+    expect(normalizeMessage('{"calls":[{"tool":"a"},{"tool":"b"}]}').toolName).toBe('a');
+    expect(normalizeMessage('{"calls":[1,"x",{"rpc":[{"id":"1"},{"tool_name":"deep","action":"blocked"}]}]}')).toMatchObject({ toolName: 'deep', action: 'deny', actionWord: 'blocked' });
+    // Shallower fields win over array items, as with nested objects.
+    expect(normalizeMessage('{"calls":[{"tool":"a"}],"tool":"top"}').toolName).toBe('top');
+  });
+
+  it('reads only the first 20 items of an array', () => {
+    const items = Array.from({ length: 20 }, (_, i) => ({ n: i }));
+    expect(normalizeMessage(JSON.stringify({ calls: [...items, { tool: 'late' }] })).toolName).toBeNull();
+    expect(normalizeMessage(JSON.stringify({ calls: [...items.slice(1), { tool: 'in-time' }] })).toolName).toBe('in-time');
+  });
+
+  it('reads OpenTelemetry attributes written as OTLP JSON key/value lists', () => {
+    const attributes = [
+      { key: 'gen_ai.tool.name', value: { stringValue: 'get-weather' } },
+      { key: 'mcp.session.id', value: { stringValue: 's-1' } },
+      { key: 'duration_ms', value: { intValue: '42' } },
+    ];
+    expect(normalizeMessage(JSON.stringify({ timeUnixNano: '1759320002789000000', attributes }))).toMatchObject({
+      toolName: 'get-weather',
+      sessionId: 's-1',
+      latencyMs: 42,
+      timestamp: new Date(1759320002789),
+    });
+  });
+
+  it('takes a primitive name as the tool only when the primitive is a tool', () => {
+    expect(normalizeMessage('{"primitive":"tool","primitive_name":"list_orders"}').toolName).toBe('list_orders');
+    expect(normalizeMessage('{"mcp_primitive_type":"resource","mcp_primitive_name":"file:///a"}').toolName).toBeNull();
+    expect(normalizeMessage('{"type":"tool","name":"q"}').toolName).toBe('q');
+    expect(normalizeMessage('{"type":"tool_call","name":"q"}').toolName).toBeNull();
+  });
+
+  it('reads outcome words from status only when they are in the vocabulary, after decision keys', () => {
+    expect(normalizeMessage('{"tool":"t","status":"blocked"}')).toMatchObject({ action: 'deny', actionWord: 'blocked', rawAction: null });
+    expect(normalizeMessage('{"tool":"t","status":"active"}')).toMatchObject({ action: null, actionWord: null, rawAction: null });
+    expect(normalizeMessage('{"tool":"t","status":200}')).toMatchObject({ action: null, rawAction: null });
+    expect(normalizeMessage('{"tool":"t","policy_decision":"deny","status":"success"}')).toMatchObject({ action: 'deny', actionWord: 'deny' });
+    expect(normalizeMessage('{"tool":"t","policy_decision":"n/a","status":"error"}')).toMatchObject({ action: 'allow', actionWord: 'error', rawAction: null });
+    expect(normalizeMessage('{"tool":"t","success":false}')).toMatchObject({ action: 'allow', actionWord: 'success=false' });
+    expect(normalizeMessage('{"tool":"t","mcp_error_code":-32003}')).toMatchObject({ action: 'deny', actionWord: 'mcp_error_code=-32003' });
+    expect(normalizeMessage('{"tool":"t","mcp_error_code":-32004}')).toMatchObject({ action: null, actionWord: null });
+  });
+
+  it('reads the MCP method only in its own form (not an HTTP method)', () => {
+    expect(normalizeMessage('{"method":"POST","tool":"t"}').method).toBeNull();
+    expect(normalizeMessage('{"method":"tools/call","params":{"name":"t"}}')).toMatchObject({ method: 'tools/call', toolName: 't' });
+    expect(normalizeMessage('{"mcp.method.name":"resources/read"}').method).toBe('resources/read');
   });
 
   it('does not take a top-level name or id for the tool or server', () => {
@@ -162,11 +209,14 @@ describe('normalizeMessage with Lambda JSON logs', () => {
       toolName: 'search',
       action: 'allow',
       rawAction: null,
+      actionWord: 'allowed',
       serverId: 'github',
       sessionId: 'sess-9',
       latencyMs: 13,
       traceId: null,
       requestId: REQUEST_ID,
+      toolCallId: null,
+      method: null,
       level: 'INFO',
       format: 'json',
       fields: { tool: 'search', action: 'allowed', latency_ms: 12.6, server_id: 'github', session_id: 'sess-9' },
