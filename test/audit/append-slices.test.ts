@@ -1,0 +1,59 @@
+// The append serializes rows in bounded slices: a batch too large for one statement is several in one transaction, gapless.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NewAuditEvent } from '../../src/audit/audit-types.js';
+import { MAX_SLICE_CHARS, rowJsonSlices } from '../../src/audit/row-json.js';
+import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
+import { createOrg, startApp, type RunningApp } from '../helpers/app.js';
+
+describe('rowJsonSlices', () => {
+  it('keeps an ordinary batch in one slice, identical to JSON.stringify of all rows', () => {
+    const rows = Array.from({ length: 500 }, (_, i) => ({ seq: i, metadata: { m: 'x'.repeat(100) } }));
+    expect([...rowJsonSlices(rows)]).toEqual([JSON.stringify(rows)]);
+  });
+
+  it('splits by size and by count, in order, each slice within the bound unless it is a single row', () => {
+    const rows = Array.from({ length: 9 }, (_, i) => ({ seq: i, pad: 'y'.repeat(i === 4 ? 500 : 40) }));
+    const slices = [...rowJsonSlices(rows, 200, 4)];
+    expect(slices.flatMap((s) => JSON.parse(s) as unknown[])).toEqual(rows);
+    for (const s of slices) expect(s.length <= 200 || (JSON.parse(s) as unknown[]).length === 1).toBe(true);
+    expect(slices.some((s) => s.length > 200)).toBe(true);
+  });
+});
+
+describe.each(backendNames)('append of a batch larger than one statement (%s)', (backendName) => {
+  let backend: Backend;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    backend = await makeBackend(backendName);
+    app = await startApp(backend.env);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await backend?.cleanup();
+  });
+
+  it('stores every row with consecutive seqs and publishes them as one batch', async () => {
+    const org = await createOrg(app.url);
+    const n = 2_600;
+    const events: NewAuditEvent[] = Array.from({ length: n }, (_, i) => ({
+      type: 'tool_call',
+      source: 'raw',
+      occurredAt: new Date(1714558800000 + i),
+      serverId: 'srv-big',
+      toolName: 'bulk',
+      metadata: { pad: `${i}`.padEnd(4_000, '.') },
+      dedupeKey: `raw:id:big-${i}`,
+    }));
+    expect(JSON.stringify(events).length).toBeGreaterThan(MAX_SLICE_CHARS);
+    const r = await app.ctx.recorder.recordEvents(org.id, events);
+    expect(r.accepted).toBe(n);
+    expect(r.batch).toMatchObject({ firstSeq: 1, lastSeq: n });
+    expect(r.batch!.events.map((e) => e.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    const rows = await app.ctx.db.query<{ seq: string; pad: string }>(`SELECT seq, metadata->>'pad' AS pad FROM audit_events WHERE org_id = $1 ORDER BY seq`, [org.id]);
+    expect(rows.rows.map((x) => Number(x.seq))).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(rows.rows.every((x, i) => x.pad.startsWith(`${i}.`))).toBe(true);
+    const counter = await app.ctx.db.query<{ event_seq: string }>('SELECT event_seq FROM organizations WHERE id = $1', [org.id]);
+    expect(Number(counter.rows[0].event_seq)).toBe(n);
+  });
+});
