@@ -1,6 +1,7 @@
 // Fuzzing every public route (fast-check): hostile bodies, headers, query strings, paths and content types never give a 5xx,
 // never crash the server, never leave a half-done change behind, and /readyz answers 200 afterwards.
 import { randomBytes } from 'node:crypto';
+import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -315,8 +316,63 @@ describe.runIf(realBackendAvailable)('every public route under hostile input', (
     const shaped = fc.oneof(event, fc.array(event, { maxLength: 5 }), fc.array(event, { minLength: MAX_ENTRIES - 1, maxLength: MAX_ENTRIES + 2 }));
     const ndjson = fc.array(fc.oneof(event.map((e) => JSON.stringify(e)), nastyString), { maxLength: 6 }).map((lines): RawBody => ({ bytes: new Uint8Array(Buffer.from(lines.join('\n'))), contentType: 'application/x-ndjson', contentEncoding: null, what: `ndjson ${lines.join('\\n').slice(0, 200)}` }));
     const auth = fc.oneof({ arbitrary: fc.constant(bearer(org.key)), weight: 5 }, { arbitrary: credentials().map(([, h]) => h), weight: 1 });
-    const req = fc.tuple(auth, fc.oneof({ arbitrary: nastyBody(shaped, LIMIT), weight: 4 }, { arbitrary: ndjson, weight: 1 })).map(([h, body]): Req => ({ method: 'POST', path: '/api/v1/ingest/events', headers: h, body }));
+    // Idempotency-Key: absent, fresh, or hostile (made unique, so no request replays another: stored = accepted holds).
+    const idempotency = fc.option(fc.oneof(fc.constant(''), nastyString.map(headerSafe)).map((k) => ({ 'idempotency-key': `${k}${randomBytes(4).toString('hex')}` })), { nil: {} });
+    const req = fc
+      .tuple(auth, idempotency, fc.oneof({ arbitrary: nastyBody(shaped, LIMIT), weight: 4 }, { arbitrary: ndjson, weight: 1 }))
+      .map(([h, k, body]): Req => ({ method: 'POST', path: '/api/v1/ingest/events', headers: { ...h, ...k }, body }));
     await run(fc.asyncProperty(req, (r) => check('POST /ingest/events', r, true)), 250);
+  });
+
+  it('Firehose: empty, junk and multi-payload records, hostile headers, keys in the wrong header; answers in Firehose shape, refusals change nothing', async () => {
+    const b64 = (b: string | Buffer) => Buffer.from(b).toString('base64');
+    const payload = (n: number) =>
+      JSON.stringify({ messageType: 'DATA_MESSAGE', logGroup: 'fuzz/g', logStream: 's', logEvents: Array.from({ length: n }, (_, i) => ({ id: randomBytes(8).toString('hex'), timestamp: 1714558800000, message: `tool=f${i}` })) });
+    const members = fc.array(fc.tuple(fc.nat({ max: 3 }), fc.boolean(), fc.constantFrom('', '\n', ' ')), { minLength: 1, maxLength: 4 }).map((ms) =>
+      b64(Buffer.concat(ms.flatMap(([n, corrupt, sep]) => {
+        const g = Buffer.from(gzipSync(payload(n)));
+        if (corrupt) g[Math.floor(g.length / 2)] ^= 0xff;
+        return [g, Buffer.from(sep)];
+      }))),
+    );
+    const data = fc.oneof(
+      fc.constantFrom('', '   ', 'IA==', 'not base64!', b64(gzipSync(''))),
+      nastyString.map((t) => b64(t)),
+      nastyString,
+      members,
+      fc.array(fc.oneof(nastyString, fc.nat({ max: 2 }).map(payload)), { maxLength: 4 }).map((lines) => b64(gzipSync(lines.join('\n')))),
+    );
+    const record = fc.oneof({ arbitrary: data.map((d) => ({ data: d })), weight: 6 }, { arbitrary: nastyValue, weight: 1 });
+    const body = fc.record({
+      requestId: fc.option(fc.oneof(fc.uuid(), nastyString), { nil: undefined }),
+      timestamp: fc.option(fc.oneof(nastyNumber, nastyString, fc.constant(Date.now())), { nil: undefined }),
+      records: fc.oneof({ arbitrary: fc.array(record, { maxLength: 6 }), weight: 6 }, { arbitrary: nastyValue, weight: 1 }),
+    });
+    const key = fc.oneof(
+      { arbitrary: fc.constant<Record<string, string>>({ 'x-amz-firehose-access-key': org.key }), weight: 6 },
+      { arbitrary: fc.constantFrom<Record<string, string>>(bearer(org.key), {}, { 'x-amz-firehose-access-key': 'ask_wrong' }, { 'x-amz-firehose-access-key': readOnlyKey }), weight: 2 },
+    );
+    const attributes = fc.oneof(nastyString, fc.dictionary(nastyString, nastyString, { maxKeys: 30 }).map((d) => JSON.stringify({ commonAttributes: d })));
+    const extra = fc.record(
+      { 'x-amz-firehose-request-id': nastyString, 'x-amz-firehose-source-arn': fc.oneof(nastyString, fc.constant('arn:aws:firehose:us-east-1:1:deliverystream/x')), 'x-amz-firehose-common-attributes': attributes },
+      { requiredKeys: [] },
+    );
+    const prop = fc.asyncProperty(body, key, extra, fc.boolean(), async (b, k, x, gzip) => {
+      const text = JSON.stringify(b) ?? 'null';
+      const headers: Record<string, string> = { 'content-type': 'application/json', ...k, ...Object.fromEntries(Object.entries(x).map(([h, v]) => [h, headerSafe(String(v))])) };
+      if (gzip) headers['content-encoding'] = 'gzip';
+      const before = await digest();
+      const res = await fetch(`${app.url}/api/v1/ingest/firehose`, { method: 'POST', headers, body: gzip ? new Uint8Array(gzipSync(text)) : text });
+      const answer = (await res.json()) as Record<string, unknown>;
+      const what = `${JSON.stringify(headers).slice(0, 300)} ${text.slice(0, 300)}`;
+      const counts = stats.get('POST /ingest/firehose') ?? new Map<string, number>();
+      counts.set(String(res.status), (counts.get(String(res.status)) ?? 0) + 1);
+      stats.set('POST /ingest/firehose', counts);
+      expect(res.status, what).toBeLessThan(500);
+      expect(Object.keys(answer).sort(), what).toEqual(res.status === 200 ? ['requestId', 'timestamp'] : ['errorMessage', 'requestId', 'timestamp']);
+      if (res.status !== 200) expect(await digest(), `${what} -> ${res.status} changed state`).toEqual(before);
+    });
+    await fc.assert(prop, { numRuns: 80 * RUNS, endOnFailure: true });
   });
 
   it('health, metrics, OpenAPI, the dashboard and unknown paths', async () => {
