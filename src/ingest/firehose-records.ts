@@ -92,13 +92,9 @@ interface PartPlace {
   events: { next: number };
 }
 
-/**
- * A part that could not be decoded: a `log` entry with the reason and the part's text, or else the record's data as
- * received (`data` undefined: kept on another part of the same record).
- */
-function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data: unknown, text: string | null): NewAuditEvent {
-  const dataText = data === undefined ? undefined : typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
-  return toAuditEvent(normalizeMessage(''), {
+/** One entry made of a whole part: its text (normalized) or none, with the request's context and `metadata`. */
+function partEntry(ctx: FirehoseRecordContext, at: PartPlace, text: string | null, metadata: Record<string, unknown>): NewAuditEvent {
+  return toAuditEvent(normalizeMessage(text ?? ''), {
     source: 'firehose',
     sourceDetail: ctx.sourceArn,
     timestamp: null,
@@ -106,13 +102,18 @@ function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data
     receivedAt: ctx.receivedAt,
     message: text,
     dedupeKey: at.key,
-    metadata: {
-      decodeError: reason,
-      data: text === null ? dataText : undefined,
-      payloadFormat: 'firehose-raw',
-      firehose: { ...ctx.firehose, recordIndex: at.index, part: at.part },
-    },
+    metadata: { ...metadata, firehose: { ...ctx.firehose, recordIndex: at.index, part: at.part } },
   });
+}
+
+/**
+ * A part that could not be decoded: a `log` entry with the reason and the part's text, or else the record's data as
+ * received (`data` undefined: kept on another part of the same record).
+ */
+function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data: unknown, text: string | null): NewAuditEvent {
+  const dataText = data === undefined ? undefined : typeof data === 'string' ? data : (JSON.stringify(data) ?? String(data));
+  // The entry carries no parsed fields: a part that failed to decode is stored as received, not read.
+  return partEntry(ctx, at, null, { decodeError: reason, data: text === null ? dataText : undefined, payloadFormat: 'firehose-raw', ...(text === null ? {} : { message: text }) });
 }
 
 /** The events of one decoded payload: a subscription payload's log events, none for CONTROL_MESSAGE, else one text entry. */
@@ -137,18 +138,7 @@ function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, 
       return [rawPart(ctx, at, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)];
     }
   }
-  return [
-    toAuditEvent(normalizeMessage(text), {
-      source: 'firehose',
-      sourceDetail: ctx.sourceArn,
-      timestamp: null,
-      sentAt: ctx.sentAt,
-      receivedAt: ctx.receivedAt,
-      message: text,
-      dedupeKey: at.key,
-      metadata: { payloadFormat: 'firehose-text', firehose },
-    }),
-  ];
+  return [partEntry(ctx, at, text, { payloadFormat: 'firehose-text' })];
 }
 
 /**
