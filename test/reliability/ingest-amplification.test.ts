@@ -83,6 +83,7 @@ describe.runIf(realBackendAvailable)('ingest amplification and record floods', (
     expect(r.body).toEqual({ accepted: 1_500, duplicates: 0 });
     // Each event keeps the filter names CloudWatch allows (2 x 512 characters) and their count, not 100 KB.
     const stored = await rows();
+    figures.push(`  stored: ${stored.n} rows, largest metadata ${stored.maxMetadataChars} characters`);
     expect(stored.n).toBe(1_500);
     expect(stored.maxMetadataChars).toBeLessThan(3_000);
     // Copying the filters into every row took ~440 MiB here; the bound is generous for a noisy machine.
