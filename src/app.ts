@@ -12,7 +12,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createBus } from './bus/create-bus.js';
 import type { Bus } from './bus/bus.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { createMetrics, ingestSourceOfRoute, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
@@ -107,7 +107,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
     for (const [k, n] of counts) {
       const [source, type] = k.split('/');
-      metrics.eventsStored.inc({ source, type }, n);
+      metrics.eventsStored.inc(storedEventLabels(source, type), n);
     }
     if (batch) metrics.eventsPublished.inc(batch.events.length);
   });
@@ -145,10 +145,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   registerTextParsers(app);
   app.addHook('onResponse', async (request, reply) => {
-    const m = /^\/api\/v1\/ingest\/([a-z]+)/.exec(request.url);
-    if (m) {
-      // Labelled like audit_stream_ingest_events_total: the raw JSON endpoint (/ingest/events) is source "raw".
-      const source = m[1] === 'events' ? 'raw' : m[1];
+    // The matched route's pattern, not the URL: unknown paths (404) and preflights are not ingest requests.
+    const source = request.method === 'POST' ? ingestSourceOfRoute(request.routeOptions.url) : null;
+    if (source) {
       metrics.ingestRequests.inc({ source, status: String(reply.statusCode) });
       metrics.ingestDuration.observe({ source }, reply.elapsedTime / 1000);
     }
