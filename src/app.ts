@@ -18,6 +18,7 @@ import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerOpenApiRoute } from './http/openapi.js';
+import { requestIdOf } from './http/request-id.js';
 import { createAuthRepo } from './auth/auth-repo.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { createApiKeyService } from './auth/api-keys.js';
@@ -91,8 +92,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
     routerOptions: { maxParamLength: 1024 },
     trustProxy: config.TRUST_PROXY,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // The header is read by requestIdOf, which accepts only short, plain ids.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     // Requests arriving while closing get the service's own 503 (with Retry-After), below.
     return503OnClosing: false,
     forceCloseConnections: 'idle',

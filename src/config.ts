@@ -64,6 +64,7 @@ export const configSchema = z.object({
   ANOMALY_MIN_RATE: num(100),
   ANOMALY_MULTIPLIER: num(3, 1),
   ANOMALY_COOLDOWN_SECONDS: int(300, 0),
+  ANOMALY_MAX_KEYS: int(20_000, 1),
 
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 });

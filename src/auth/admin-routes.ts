@@ -15,7 +15,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
   };
 
   app.register(async (admin) => {
-    admin.addHook('preHandler', requireAdmin);
+    // Before the body is read: without the token, nothing of the request is parsed.
+    admin.addHook('onRequest', requireAdmin);
 
     admin.post('/api/v1/admin/organizations', async (request, reply) => {
       const body = createOrgBody.parse(request.body);

@@ -6,9 +6,20 @@ export interface FramedEvent extends StreamEvent {
   frame: string;
 }
 
+/**
+ * Characters JSON.stringify leaves raw that some clients treat as line ends (U+0085 NEL, U+2028, U+2029); escaped, so a
+ * `data:` line stays one line for every client and an event's text can never forge another field.
+ */
+const LINE_BREAKS_JSON_KEEPS = /[\u0085\u2028\u2029]/g;
+
+function sseJson(value: unknown): string {
+  const json = JSON.stringify(value);
+  return json.replace(LINE_BREAKS_JSON_KEEPS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
 export function frameOf(e: StreamEvent): FramedEvent {
   const f = e as FramedEvent;
-  if (f.frame === undefined) f.frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${JSON.stringify(e.payload)}\n\n`;
+  if (f.frame === undefined) f.frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${sseJson(e.payload)}\n\n`;
   return f;
 }
 
@@ -25,7 +36,7 @@ export class EncodedFrames {
 }
 
 export function comment(text: string): string {
-  return `: ${text.replace(/[\r\n]+/g, ' ')}\n\n`;
+  return `: ${text.replace(/[\r\n\u0085\u2028\u2029]+/g, ' ')}\n\n`;
 }
 
 export function retryLine(ms: number): string {
