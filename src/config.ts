@@ -57,6 +57,7 @@ export const configSchema = z.object({
   SSE_DRAIN_TIMEOUT_MS: int(30_000, 10),
   SSE_MAX_STREAMS_PER_ORG: int(2000, 1),
   SSE_MAX_STREAMS_PER_KEY: int(500, 1),
+  SSE_MAX_STREAMS_PER_USER: int(100, 1),
   SSE_MAX_STREAMS_TOTAL: int(20_000, 1),
   AUTH_RECHECK_MS: int(30_000, 10),
 

@@ -19,6 +19,8 @@ export type CloseReason = 'client' | 'slow' | 'drain_timeout' | 'credentials' | 
 export interface ConnectionIdentity {
   orgId: string;
   keyId: string | null;
+  /** The signed-in user of a cookie login (all of the user's logins share one stream limit). */
+  userId: string | null;
   loginSessionId: string | null;
 }
 

@@ -55,6 +55,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: { auth: Authent
         identity: {
           orgId: auth.orgId,
           keyId: auth.principal.type === 'api_key' ? auth.principal.id : null,
+          userId: auth.principal.type === 'user' ? auth.principal.id : null,
           loginSessionId: auth.principal.type === 'user' ? auth.principal.loginSessionId : null,
         },
         filter: { types: parsed.data.types, serverId: parsed.data.serverId ?? null },

@@ -10,7 +10,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
 
   beforeAll(async () => {
     backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
+    app = await startApp({ ...backend.env, SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', SSE_MAX_STREAMS_PER_USER: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
   });
   afterAll(async () => {
     await app?.close();
@@ -80,6 +80,22 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
       })
       .toBe(200);
     s2.close();
+  });
+
+  it('refuses streams over the per-user limit with 429, however many times the user signed in', async () => {
+    const org = await createOrg(app.url);
+    const [a, b] = [await login(app.url, org.email, org.password), await login(app.url, org.email, org.password)];
+    const s1 = await openSse(`${app.url}/api/v1/events`, { cookie: a });
+    const s2 = await openSse(`${app.url}/api/v1/events`, { cookie: b });
+    const s3 = await openSse(`${app.url}/api/v1/events`, { cookie: a });
+    const s4 = await openSse(`${app.url}/api/v1/events`, { cookie: b });
+    expect([s1.status, s2.status, s3.status, s4.status]).toEqual([200, 200, 429, 429]);
+    expect(s3.headers.get('retry-after')).toBe('5');
+    expect(JSON.parse(s3.body!)).toMatchObject({ statusCode: 429, code: 'too_many_requests', message: 'too many open streams for this user' });
+    // The organization's key is not held back by its user's streams.
+    const k = await openSse(`${app.url}/api/v1/events`, bearer(org.key));
+    expect(k.status).toBe(200);
+    for (const s of [s1, s2, k]) s.close();
   });
 
   it('closes the stream of a login session that expired, and of one that signed out', async () => {
