@@ -24,6 +24,7 @@ import { createAuthenticator } from './auth/authenticate.js';
 import { createApiKeyService } from './auth/api-keys.js';
 import { registerAuthRoutes } from './auth/auth-routes.js';
 import { registerAdminRoutes } from './auth/admin-routes.js';
+import { createPasswordHasher } from './auth/password-hasher.js';
 import { registerApiKeyRoutes } from './auth/api-key-routes.js';
 import { seedDemo, type DemoCredentials } from './auth/seed.js';
 import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
@@ -103,6 +104,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus);
+  const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
   const recorder = createEventRecorder({ db, bus, logger });
   recorder.onCommitted((_orgId, stored, batch) => {
     const counts = new Map<string, number>();
@@ -156,8 +158,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
 
   registerHealthRoutes(app, { db, bus, metrics });
-  registerAuthRoutes(app, { config, repo: authRepo, auth, bus });
-  if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys });
+  registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
+  if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES });

@@ -52,8 +52,9 @@ export function createAuthRepo(db: Queryable) {
       const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM organizations');
       return Number(r.rows[0].n);
     },
+    /** `email` as normalizeEmail returns it; compared with the stored (ASCII) email lower-cased, on users_email_key. */
     async findUserByEmail(email: string): Promise<UserRow | undefined> {
-      const r = await db.query<UserRow>('SELECT id, email, password_hash FROM users WHERE lower(email) = lower($1)', [email]);
+      const r = await db.query<UserRow>('SELECT id, email, password_hash FROM users WHERE lower(email) = $1', [email]);
       return r.rows[0];
     },
     async createUser(email: string, passwordHash: string): Promise<{ id: string; email: string }> {
