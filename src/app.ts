@@ -19,6 +19,7 @@ import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerOpenApiRoute } from './http/openapi.js';
 import { requestIdOf } from './http/request-id.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { createAuthRepo } from './auth/auth-repo.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { createApiKeyService } from './auth/api-keys.js';
@@ -90,6 +91,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // A request (headers and body) must arrive within REQUEST_TIMEOUT_MS, its headers within HEADERS_TIMEOUT_MS: a
+    // trickled body cannot hold a connection. Node measures receiving the request only, so a stream that has answered
+    // lives on. Connections are checked often enough for the timeouts to be kept to about a quarter of their length.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS) / 4))),
+    },
+    clientErrorHandler,
     // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
     routerOptions: { maxParamLength: 1024 },
     trustProxy: config.TRUST_PROXY,

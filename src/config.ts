@@ -51,6 +51,8 @@ export const configSchema = z.object({
   PASSWORD_HASH_QUEUE_MAX: int(16, 0),
 
   BODY_LIMIT_BYTES: int(5 * 1024 * 1024, 1024),
+  REQUEST_TIMEOUT_MS: int(30_000, 100),
+  HEADERS_TIMEOUT_MS: int(10_000, 100),
   INGEST_MAX_ENTRIES: int(10_000, 1),
 
   SSE_RETRY_MS: int(2000, 0),
