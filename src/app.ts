@@ -64,8 +64,11 @@ export interface AppContext {
   hub: StreamHub;
   recorder: EventRecorder;
   logger: Logger;
-  /** Set when this start seeded an empty embedded database. */
-  demo: DemoCredentials | null;
+  /**
+   * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
+   * else null. Called by the entry point only once the server listens, so credentials are never created unseen.
+   */
+  seedDemo(): Promise<DemoCredentials | null>;
 }
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<AppContext> {
@@ -127,7 +130,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
-  const demo = config.SEED_DEMO && db.kind === 'pglite' ? await seedDemo(authRepo, keys) : null;
 
   registerErrorHandling(app);
   // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
@@ -190,5 +192,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await db.close();
   });
 
-  return { app, config, db, bus, metrics, hub, recorder, logger, demo };
+  const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
+  return { app, config, db, bus, metrics, hub, recorder, logger, seedDemo: seed };
 }

@@ -18,6 +18,8 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
     // Before the body is read: without the token, nothing of the request is parsed.
     admin.addHook('onRequest', requireAdmin);
 
+    admin.get('/api/v1/admin/organizations', async () => ({ items: await deps.repo.listOrgs(1000) }));
+
     admin.post('/api/v1/admin/organizations', async (request, reply) => {
       const body = createOrgBody.parse(request.body);
       const org = await deps.repo.createOrg(body.name);

@@ -48,6 +48,10 @@ export function createAuthRepo(db: Queryable) {
       const r = await db.query<OrgRow>('SELECT id, name FROM organizations WHERE id = $1', [id]);
       return r.rows[0];
     },
+    async listOrgs(limit: number): Promise<OrgRow[]> {
+      const r = await db.query<OrgRow>('SELECT id, name FROM organizations ORDER BY created_at, id LIMIT $1', [limit]);
+      return r.rows;
+    },
     async countOrgs(): Promise<number> {
       const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM organizations');
       return Number(r.rows[0].n);

@@ -2,6 +2,7 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.js';
+import { lockDataDir } from './data-dir-lock.js';
 
 /** A FIFO lock: each caller runs after the previous one finished. */
 function createSerialQueue() {
@@ -15,7 +16,15 @@ function createSerialQueue() {
 
 export async function createPgliteDb(dataDir: string): Promise<Db> {
   await mkdir(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir);
+  // One process per directory: a second one sharing it would lose acknowledged events.
+  const lock = await lockDataDir(dataDir);
+  let pg: PGlite;
+  try {
+    pg = await PGlite.create(dataDir);
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
   const serial = createSerialQueue();
 
   // Without parameters, run as a simple-protocol script so multi-statement SQL (migrations) works as on pg.
@@ -52,7 +61,11 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
       await serial(() => run('SELECT 1'));
     },
     async close() {
-      await serial(() => pg.close());
+      try {
+        await serial(() => pg.close());
+      } finally {
+        await lock.release();
+      }
     },
   };
 }
