@@ -73,7 +73,7 @@ describe.each(backendNames)('login limits (%s)', (backendName) => {
   });
 
   it('limits attempts per client address whatever the email (LOGIN_RATE_LIMIT_PER_ADDRESS_MAX), before reading the body', async () => {
-    const perAddress = await startApp({ ...backend.env, MIGRATE_ON_START: 'false', LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: '5', TRUST_PROXY: 'true' });
+    const perAddress = await startApp({ ...(await backend.sibling()), LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: '5', TRUST_PROXY: 'true' });
     try {
       const from = (ip: string, body: string) =>
         http(`${perAddress.url}/api/v1/auth/login`, { method: 'POST', headers: { 'x-forwarded-for': ip, 'content-type': 'application/json' }, body });
@@ -95,7 +95,7 @@ describe.each(backendNames)('login limits (%s)', (backendName) => {
   });
 
   it('bounds password hashing in progress: beyond PASSWORD_HASH_QUEUE_MAX waiting, 503 with Retry-After, never a 5xx of another kind', async () => {
-    const bounded = await startApp({ ...backend.env, MIGRATE_ON_START: 'false', PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE_MAX: '2', TRUST_PROXY: 'true' });
+    const bounded = await startApp({ ...(await backend.sibling()), PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE_MAX: '2', TRUST_PROXY: 'true' });
     try {
       // 40 attempts at once, each from its own address with a fresh email: no rate limit applies, only the hashing bound.
       const results = await Promise.all(

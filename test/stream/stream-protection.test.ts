@@ -45,7 +45,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
   });
 
   it('bounds replay: an id older than the window gets a reset comment and the most recent window', async () => {
-    const small = await startApp({ ...backend.env, SSE_REPLAY_LIMIT: '50', MIGRATE_ON_START: 'false', ANOMALY_MIN_RATE: '1000000000' });
+    const small = await startApp({ ...(await backend.sibling()), SSE_REPLAY_LIMIT: '50', ANOMALY_MIN_RATE: '1000000000' });
     try {
       const org = await createOrg(small.url);
       await postEvents(small.url, org.key, Array.from({ length: 120 }, (_, i) => toolCall(i)));
@@ -117,7 +117,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
   });
 
   it('ends every stream cleanly on shutdown so clients can resume elsewhere', async () => {
-    const other = await startApp({ ...backend.env, MIGRATE_ON_START: 'true' });
+    const other = await startApp(await backend.sibling());
     const org = await createOrg(other.url);
     const c = await openSse(`${other.url}/api/v1/events`, bearer(org.key));
     await postEvents(other.url, org.key, [toolCall(1)]);
