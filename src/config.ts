@@ -54,6 +54,7 @@ export const configSchema = z.object({
   REQUEST_TIMEOUT_MS: int(30_000, 100),
   HEADERS_TIMEOUT_MS: int(10_000, 100),
   INGEST_MAX_ENTRIES: int(10_000, 1),
+  ORG_WRITE_QUEUE_MAX: int(32, 0),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),

@@ -5,6 +5,7 @@ import type { Db, Queryable } from '../db/db.js';
 import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
 import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
+import { createOrgWriteQueue } from './org-write-queue.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
 export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
@@ -13,6 +14,13 @@ export interface EventRecorderDeps {
   db: Db;
   bus: Bus;
   logger: Logger;
+  /** Writes of one organization waiting at most behind the running one (ORG_WRITE_QUEUE_MAX). */
+  maxQueuedWritesPerOrg: number;
+}
+
+export interface RecordOptions {
+  /** A write the service makes by itself (an anomaly alert): it waits its turn without counting against the bound. */
+  internal?: boolean;
 }
 
 /**
@@ -78,6 +86,7 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
 
 export function createEventRecorder(deps: EventRecorderDeps) {
   const listeners: AfterCommitListener[] = [];
+  const queue = createOrgWriteQueue({ maxWaiting: deps.maxQueuedWritesPerOrg });
 
   async function publish(batch: PublishedBatch | null): Promise<void> {
     if (!batch) return;
@@ -96,9 +105,9 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   }
 
   /** Stores a batch for one org in one transaction and publishes it after commit. */
-  async function recordEvents(orgId: string, events: NewAuditEvent[]): Promise<RecordResult> {
+  async function recordEvents(orgId: string, events: NewAuditEvent[], opts: RecordOptions = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
-    const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events));
+    const out = await queue.run(orgId, () => deps.db.transaction((tx) => storeEvents(tx, orgId, events)), opts.internal);
     // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
     void publish(out.batch);
     notify(orgId, out.stored, out.batch);
@@ -109,13 +118,13 @@ export function createEventRecorder(deps: EventRecorderDeps) {
    * Runs `fn` in a transaction holding the org's seq lock; fn returns events to append after its own checks.
    * Used by state changes (session transitions) whose check and event must commit together.
    */
-  async function recordWith<T>(orgId: string, fn: (tx: Queryable) => Promise<{ events: NewAuditEvent[]; result: T }>): Promise<T> {
-    const out = await deps.db.transaction(async (tx) => {
+  async function recordWith<T>(orgId: string, fn: (tx: Queryable) => Promise<{ events: NewAuditEvent[]; result: T }>, opts: RecordOptions = {}): Promise<T> {
+    const out = await queue.run(orgId, () => deps.db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const { events, result } = await fn(tx);
       const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
       return { batch, result, events };
-    });
+    }), opts.internal);
     void publish(out.batch);
     notify(orgId, out.events, out.batch);
     return out.result;

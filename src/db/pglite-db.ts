@@ -3,16 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.js';
 import { lockDataDir } from './data-dir-lock.js';
-
-/** A FIFO lock: each caller runs after the previous one finished. */
-function createSerialQueue() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return function run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = tail.then(fn, fn);
-    tail = next.catch(() => undefined);
-    return next;
-  };
-}
+import { createSerialQueue } from './serial-queue.js';
 
 export async function createPgliteDb(dataDir: string): Promise<Db> {
   await mkdir(dataDir, { recursive: true });
