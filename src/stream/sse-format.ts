@@ -23,15 +23,36 @@ export function frameOf(e: StreamEvent): FramedEvent {
   return f;
 }
 
-/** The frames of a run of events as one Buffer, encoded once however many connections write it. */
+/** The frames a connection writes for a run of events, and how many events they hold. */
+export interface SelectedFrames {
+  buffer: Buffer;
+  count: number;
+}
+
+/**
+ * The frames of a run of events as Buffers, encoded once however many connections write them: all of them, and the
+ * selection of each distinct filter (connections with the same filter write the same bytes, never a copy of their own).
+ */
 export class EncodedFrames {
   private bytes: Buffer | null = null;
+  private selections = new Map<string, SelectedFrames>();
 
   constructor(readonly events: readonly StreamEvent[]) {}
 
   get buffer(): Buffer {
     if (this.bytes === null) this.bytes = Buffer.from(this.events.map((e) => frameOf(e).frame).join(''));
     return this.bytes;
+  }
+
+  /** The frames of the events `matches` lets through; `filterKey` names the filter, so the result is shared. */
+  select(filterKey: string, matches: (e: StreamEvent) => boolean): SelectedFrames {
+    let sel = this.selections.get(filterKey);
+    if (!sel) {
+      const chosen = this.events.filter(matches);
+      sel = { buffer: chosen.length ? Buffer.from(chosen.map((e) => frameOf(e).frame).join('')) : Buffer.alloc(0), count: chosen.length };
+      this.selections.set(filterKey, sel);
+    }
+    return sel;
   }
 }
 
