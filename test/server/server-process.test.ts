@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/private-redis.js';
+import { watchOutput } from '../helpers/process-output.js';
 import { bearer, http } from '../helpers/app.js';
 import { openSse } from '../helpers/sse.js';
 
@@ -14,51 +15,13 @@ interface Proc {
   proc: ChildProcess;
   output: () => string;
   exited: Promise<number | null>;
-  /** Resolves with the first match of `re` in the output (checked on every chunk); rejects on exit or after timeoutMs. */
   waitFor(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
 }
 
 function startServer(env: Record<string, string>): Proc {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let running = true;
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const w of [...waiters]) w();
-  };
-  proc.stdout!.on('data', (c) => ((out += c), wake()));
-  proc.stderr!.on('data', (c) => ((out += c), wake()));
-  const exited = new Promise<number | null>((r) =>
-    proc.once('exit', (code) => {
-      running = false;
-      wake();
-      r(code);
-    }),
-  );
-  const waitFor = (re: RegExp, timeoutMs = 60_000) =>
-    new Promise<RegExpMatchArray>((resolve, reject) => {
-      const done = () => {
-        clearTimeout(timer);
-        waiters.delete(check);
-      };
-      const check = () => {
-        const m = out.match(re);
-        if (m) {
-          done();
-          resolve(m);
-        } else if (!running) {
-          done();
-          reject(new Error(`exited before ${re}:\n${out}`));
-        }
-      };
-      const timer = setTimeout(() => {
-        done();
-        reject(new Error(`no ${re} within ${timeoutMs} ms:\n${out}`));
-      }, timeoutMs);
-      waiters.add(check);
-      check();
-    });
-  return { proc, output: () => out, exited, waitFor };
+  const watched = watchOutput(proc, 'server');
+  return { proc, output: watched.output, exited: watched.exited.then((e) => e.code), waitFor: (re, t = 60_000) => watched.waitForOutput(re, t) };
 }
 
 /** Resolves with the exit code, or null when the process is still running after timeoutMs (then it is killed). */
