@@ -1,11 +1,14 @@
 // Writes of one organization wait their turn in the process, one at a time, before they take a database connection.
-import { TooManyRequestsError } from '../http/errors.js';
+import { StorageUnavailableError, TooManyRequestsError } from '../http/errors.js';
+import { isStorageUnavailable } from '../db/db.js';
 import { createSerialQueue, type SerialQueue } from '../db/serial-queue.js';
 
 interface Lane {
   run: SerialQueue;
   /** Writes in the lane: the one running and those waiting. */
   size: number;
+  /** Writes of the lane that failed because storage was unavailable, so far. */
+  outages: number;
 }
 
 export interface OrgWriteQueueOptions {
@@ -24,24 +27,30 @@ export function createOrgWriteQueue(opts: OrgWriteQueueOptions) {
   return {
     /** Runs `fn` in the organization's turn; `internal` writes (anomaly alerts) wait without counting against the bound. */
     async run<T>(orgId: string, fn: () => Promise<T>, internal = false): Promise<T> {
-      let lane = lanes.get(orgId);
-      if (!lane) {
-        lane = { run: createSerialQueue(), size: 0 };
-        lanes.set(orgId, lane);
-      }
+      const lane = lanes.get(orgId) ?? { run: createSerialQueue(), size: 0, outages: 0 };
       if (!internal && lane.size > opts.maxWaiting) {
         throw new TooManyRequestsError(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1);
       }
+      lanes.set(orgId, lane);
+      const outagesBefore = lane.outages;
       lane.size++;
       try {
-        return await lane.run(fn);
+        return await lane.run(async () => {
+          // A write ahead of this one found storage unavailable: answer 503 now, as it would have, instead of waiting
+          // for a timeout of its own behind every other waiting write.
+          if (lane.outages > outagesBefore) throw new StorageUnavailableError();
+          try {
+            return await fn();
+          } catch (err) {
+            if (isStorageUnavailable(err)) lane.outages++;
+            throw err;
+          }
+        });
       } finally {
         lane.size--;
         if (lane.size === 0) lanes.delete(orgId);
       }
     },
-    /** Organizations with writes running or waiting (for tests and metrics). */
-    busyOrganizations: () => lanes.size,
   };
 }
 
