@@ -12,17 +12,20 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createBus } from './bus/create-bus.js';
 import type { Bus } from './bus/bus.js';
-import { createMetrics, type Metrics } from './metrics/metrics.js';
+import { createMetrics, ingestSourceOfRoute, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerOpenApiRoute } from './http/openapi.js';
+import { requestIdOf } from './http/request-id.js';
+import { clientErrorHandler } from './http/client-errors.js';
 import { createAuthRepo } from './auth/auth-repo.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { createApiKeyService } from './auth/api-keys.js';
 import { registerAuthRoutes } from './auth/auth-routes.js';
 import { registerAdminRoutes } from './auth/admin-routes.js';
+import { createPasswordHasher } from './auth/password-hasher.js';
 import { registerApiKeyRoutes } from './auth/api-key-routes.js';
 import { seedDemo, type DemoCredentials } from './auth/seed.js';
 import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
@@ -61,8 +64,11 @@ export interface AppContext {
   hub: StreamHub;
   recorder: EventRecorder;
   logger: Logger;
-  /** Set when this start seeded an empty embedded database. */
-  demo: DemoCredentials | null;
+  /**
+   * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
+   * else null. Called by the entry point only once the server listens, so credentials are never created unseen.
+   */
+  seedDemo(): Promise<DemoCredentials | null>;
 }
 
 export async function buildApp(config: Config, opts: BuildOptions = {}): Promise<AppContext> {
@@ -88,11 +94,21 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const app: FastifyInstance = Fastify({
     loggerInstance: logger,
     bodyLimit: config.BODY_LIMIT_BYTES,
+    // A request (headers and body) must arrive within REQUEST_TIMEOUT_MS, its headers within HEADERS_TIMEOUT_MS: a
+    // trickled body cannot hold a connection. Node measures receiving the request only, so a stream that has answered
+    // lives on. Connections are checked often enough for the timeouts to be kept to about a quarter of their length.
+    requestTimeout: config.REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout: Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS),
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS) / 4))),
+    },
+    clientErrorHandler,
     // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
     routerOptions: { maxParamLength: 1024 },
     trustProxy: config.TRUST_PROXY,
-    requestIdHeader: 'x-request-id',
-    genReqId: () => crypto.randomUUID(),
+    // The header is read by requestIdOf, which accepts only short, plain ids.
+    requestIdHeader: false,
+    genReqId: requestIdOf,
     // Requests arriving while closing get the service's own 503 (with Retry-After), below.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -101,19 +117,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus);
-  const recorder = createEventRecorder({ db, bus, logger });
+  const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
+  const recorder = createEventRecorder({ db, bus, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX });
   recorder.onCommitted((_orgId, stored, batch) => {
     const counts = new Map<string, number>();
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
     for (const [k, n] of counts) {
       const [source, type] = k.split('/');
-      metrics.eventsStored.inc({ source, type }, n);
+      metrics.eventsStored.inc(storedEventLabels(source, type), n);
     }
     if (batch) metrics.eventsPublished.inc(batch.events.length);
   });
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
-  const demo = config.SEED_DEMO && db.kind === 'pglite' ? await seedDemo(authRepo, keys) : null;
 
   registerErrorHandling(app);
   // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
@@ -145,18 +161,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   registerTextParsers(app);
   app.addHook('onResponse', async (request, reply) => {
-    const m = /^\/api\/v1\/ingest\/([a-z]+)/.exec(request.url);
-    if (m) {
-      // Labelled like audit_stream_ingest_events_total: the raw JSON endpoint (/ingest/events) is source "raw".
-      const source = m[1] === 'events' ? 'raw' : m[1];
+    // The matched route's pattern, not the URL: unknown paths (404) and preflights are not ingest requests.
+    const source = request.method === 'POST' ? ingestSourceOfRoute(request.routeOptions.url) : null;
+    if (source) {
       metrics.ingestRequests.inc({ source, status: String(reply.statusCode) });
       metrics.ingestDuration.observe({ source }, reply.elapsedTime / 1000);
     }
   });
 
   registerHealthRoutes(app, { db, bus, metrics });
-  registerAuthRoutes(app, { config, repo: authRepo, auth, bus });
-  if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys });
+  registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
+  if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
@@ -177,5 +192,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await db.close();
   });
 
-  return { app, config, db, bus, metrics, hub, recorder, logger, demo };
+  const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
+  return { app, config, db, bus, metrics, hub, recorder, logger, seedDemo: seed };
 }

@@ -46,10 +46,16 @@ export const configSchema = z.object({
   CORS_ORIGINS: list,
   LOGIN_RATE_LIMIT_MAX: int(10, 1),
   LOGIN_RATE_LIMIT_WINDOW_SECONDS: int(60, 1),
+  LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: int(30, 1),
+  PASSWORD_HASH_CONCURRENCY: int(1, 1, 64),
+  PASSWORD_HASH_QUEUE_MAX: int(16, 0),
 
   BODY_LIMIT_BYTES: int(5 * 1024 * 1024, 1024),
+  REQUEST_TIMEOUT_MS: int(30_000, 100),
+  HEADERS_TIMEOUT_MS: int(10_000, 100),
   INGEST_MAX_ENTRIES: int(10_000, 1),
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
+  ORG_WRITE_QUEUE_MAX: int(32, 0),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),
@@ -58,6 +64,7 @@ export const configSchema = z.object({
   SSE_DRAIN_TIMEOUT_MS: int(30_000, 10),
   SSE_MAX_STREAMS_PER_ORG: int(2000, 1),
   SSE_MAX_STREAMS_PER_KEY: int(500, 1),
+  SSE_MAX_STREAMS_PER_USER: int(100, 1),
   SSE_MAX_STREAMS_TOTAL: int(20_000, 1),
   AUTH_RECHECK_MS: int(30_000, 10),
 
@@ -65,6 +72,7 @@ export const configSchema = z.object({
   ANOMALY_MIN_RATE: num(100),
   ANOMALY_MULTIPLIER: num(3, 1),
   ANOMALY_COOLDOWN_SECONDS: int(300, 0),
+  ANOMALY_MAX_KEYS: int(20_000, 1),
 
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 });

@@ -1,6 +1,7 @@
 // Entry point: reads the environment, builds the app, listens, and shuts down gracefully on SIGTERM/SIGINT.
 import { buildApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { DATA_DIR_LOCKED_EXIT_CODE, DataDirLockedError } from './db/data-dir-lock.js';
 
 async function main() {
   let config;
@@ -13,7 +14,16 @@ async function main() {
     }
     throw err;
   }
-  const ctx = await buildApp(config);
+  let ctx;
+  try {
+    ctx = await buildApp(config);
+  } catch (err) {
+    if (err instanceof DataDirLockedError) {
+      console.error(`audit-stream cannot start: ${err.message}`);
+      process.exit(DATA_DIR_LOCKED_EXIT_CODE);
+    }
+    throw err;
+  }
   const { app, logger } = ctx;
 
   let stopping = false;
@@ -40,16 +50,18 @@ async function main() {
 
   const address = await app.listen({ host: config.HOST, port: config.PORT });
   logger.info({ address, database: ctx.db.kind, bus: ctx.bus.kind }, 'audit-stream listening');
-  if (ctx.demo) {
+  // Seeded only now that the server listens: a start that cannot listen (port taken) creates nothing it cannot show.
+  const demo = await ctx.seedDemo();
+  if (demo) {
     // Printed once, on the first start of an empty embedded database, so a new user can sign in and post at once.
     process.stdout.write(
       [
         '',
         '  Demo organization created (shown only this once):',
         `    dashboard: http://localhost:${config.PORT}/`,
-        `    email:     ${ctx.demo.email}`,
-        `    password:  ${ctx.demo.password}`,
-        `    API key:   ${ctx.demo.apiKey}`,
+        `    email:     ${demo.email}`,
+        `    password:  ${demo.password}`,
+        `    API key:   ${demo.apiKey}`,
         '',
         '',
       ].join('\n'),

@@ -49,7 +49,7 @@ export function anomalyEvent(alert: SpikeAlert, suspendedSessions?: string[]): N
  */
 export async function emitAnomaly(recorder: EventRecorder, alert: SpikeAlert): Promise<void> {
   if (!alert.settings.suspendSessionsOnSpike || alert.sessions.length === 0) {
-    await recorder.recordEvents(alert.orgId, [anomalyEvent(alert)]);
+    await recorder.recordEvents(alert.orgId, [anomalyEvent(alert)], { internal: true });
     return;
   }
   const actor: TransitionActor = {
@@ -63,5 +63,5 @@ export async function emitAnomaly(recorder: EventRecorder, alert: SpikeAlert): P
     const at = new Date();
     for (const session of active) updates.push((await applyTransition(tx, alert.orgId, session, 'suspend', actor, at)).event);
     return { events: [anomalyEvent(alert, active.map((s) => s.sessionId)), ...updates], result: undefined };
-  });
+  }, { internal: true });
 }

@@ -27,8 +27,8 @@ export interface AnomalyDeps {
 
 /** Counts are shared through Redis when REDIS_URL is set (every instance sees them); in process otherwise. */
 function createCounter(config: Config, logger: Logger): RateCounter {
-  if (config.REDIS_URL) return createRedisRateCounter({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger });
-  return createMemoryRateCounter();
+  if (config.REDIS_URL) return createRedisRateCounter({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger, maxKeys: config.ANOMALY_MAX_KEYS });
+  return createMemoryRateCounter(config.ANOMALY_MAX_KEYS);
 }
 
 export function createAnomalyFeature(deps: AnomalyDeps) {

@@ -9,14 +9,12 @@ interface KeyState {
   expiresAtMs: number;
 }
 
-/** Keys tracked at most; the least recently used are dropped beyond it, so memory stays bounded. */
-export const MAX_MEMORY_KEYS = 20_000;
-
 function bump(map: Map<number, number>, k: number, n: number): void {
   map.set(k, (map.get(k) ?? 0) + n);
 }
 
-export function createMemoryRateCounter(maxKeys = MAX_MEMORY_KEYS): RateCounter {
+/** `maxKeys`: keys tracked at most (ANOMALY_MAX_KEYS); the least recently used are dropped beyond it, so memory stays bounded. */
+export function createMemoryRateCounter(maxKeys: number): RateCounter {
   const keys = new Map<string, KeyState>();
   /** gate key -> {last alert ms, kept until} */
   const gates = new Map<string, { lastMs: number; expiresAtMs: number }>();

@@ -54,7 +54,25 @@ redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return 1
 `;
 
+/**
+ * KEYS: the index of counted keys (a zset scored by last use). ARGV: now ms, key, max keys, retention ms.
+ * Marks the key used, forgets keys unused for the retention, and pops the least recently used beyond max keys
+ * (returned, so their structures are deleted): Redis holds at most max keys' counts, like the in-process counter.
+ */
+const INDEX_LUA = `
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', tonumber(ARGV[1]) - tonumber(ARGV[4]))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+local excess = redis.call('ZCARD', KEYS[1]) - tonumber(ARGV[3])
+if excess <= 0 then return {} end
+local popped = redis.call('ZPOPMIN', KEYS[1], excess)
+local out = {}
+for i = 1, #popped, 2 do out[#out + 1] = popped[i] end
+return out
+`;
+
 interface CounterCommands {
+  anomalyIndex(...args: (string | number)[]): Promise<string[]>;
   anomalyRecord(...args: (string | number)[]): Promise<(string | number)[]>;
   anomalyGate(...args: (string | number)[]): Promise<number>;
 }
@@ -64,6 +82,8 @@ export interface RedisRateCounterOptions {
   /** Prefix of every key (config.REDIS_PREFIX). */
   prefix: string;
   logger: Logger;
+  /** Keys (server, tool pairs of all organizations) whose counts are kept at most; least recently used beyond. */
+  maxKeys: number;
 }
 
 const ERROR_LOG_INTERVAL_MS = 30_000;
@@ -84,6 +104,7 @@ export function createRedisRateCounter(opts: RedisRateCounterOptions): RateCount
   });
   redis.defineCommand('anomalyRecord', { numberOfKeys: 3, lua: RECORD_LUA });
   redis.defineCommand('anomalyGate', { numberOfKeys: 1, lua: GATE_LUA });
+  redis.defineCommand('anomalyIndex', { numberOfKeys: 1, lua: INDEX_LUA });
   const commands = redis as unknown as CounterCommands;
   // The hash tag keeps a key's structures in one slot, so the scripts also run on Redis Cluster.
   const base = (key: string) => `${opts.prefix}anomaly:{${key}}`;
@@ -108,6 +129,11 @@ export function createRedisRateCounter(opts: RedisRateCounterOptions): RateCount
         ttl,
         ...input.sessions.slice(0, MAX_TRACKED_SESSIONS),
       );
+      // Then the index, then the deletes: every write of a key's counts is followed by its entry in the index, and every
+      // eviction by a delete, so concurrent callers never leave counts behind that the index does not know of.
+      const evicted = await commands.anomalyIndex(`${opts.prefix}anomaly-keys`, input.nowMs, key, opts.maxKeys, ttl);
+      // One DEL per evicted key: its structures share a hash slot (Redis Cluster), the keys of others may not.
+      await Promise.all(evicted.map((k) => redis.del(`${base(k)}:buckets`, `${base(k)}:minutes`, `${base(k)}:sessions`)));
       const minuteCounts = new Map<number, number>();
       for (let i = 1; i + 1 < out.length; i += 2) minuteCounts.set(Number(out[i]), Number(out[i + 1]));
       return { windowCount: Number(out[0]), minuteCounts };

@@ -1,9 +1,11 @@
 // Shapes of audit events going into the store and coming out to the stream.
 
-export type AuditSource = 'raw' | 'cloudwatch' | 'firehose' | 'datadog' | 'system' | 'operator';
+export const AUDIT_SOURCES = ['raw', 'cloudwatch', 'firehose', 'datadog', 'system', 'operator'] as const;
+export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 /** Event types stored. Only tool_call, anomaly and session_update are streamed; `log` is an ingested entry with no tool name. */
-export type AuditEventType = 'tool_call' | 'anomaly' | 'session_update' | 'log';
+export const AUDIT_EVENT_TYPES = ['tool_call', 'anomaly', 'session_update', 'log'] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 
 export const STREAM_EVENT_TYPES = ['tool_call', 'anomaly', 'session_update'] as const;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];

@@ -6,6 +6,7 @@ import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions
 import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
 import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
+import { createOrgWriteQueue } from './org-write-queue.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
 export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
@@ -14,6 +15,15 @@ export interface EventRecorderDeps {
   db: Db;
   bus: Bus;
   logger: Logger;
+  /** Writes of one organization waiting at most behind the running one (ORG_WRITE_QUEUE_MAX). */
+  maxQueuedWritesPerOrg: number;
+}
+
+export interface RecordOptions {
+  /** A write the service makes by itself (an anomaly alert): it waits its turn without counting against the bound. */
+  internal?: boolean;
+  /** The request's Idempotency-Key claim: a key seen before stores nothing and answers its first counts. */
+  idempotency?: IdempotencyClaim;
 }
 
 /**
@@ -89,6 +99,7 @@ export async function storeEvents(
 
 export function createEventRecorder(deps: EventRecorderDeps) {
   const listeners: AfterCommitListener[] = [];
+  const queue = createOrgWriteQueue({ maxWaiting: deps.maxQueuedWritesPerOrg });
 
   async function publish(batch: PublishedBatch | null): Promise<void> {
     if (!batch) return;
@@ -107,9 +118,9 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   }
 
   /** Stores a batch for one org in one transaction and publishes it after commit. */
-  async function recordEvents(orgId: string, events: NewAuditEvent[], opts: { idempotency?: IdempotencyClaim } = {}): Promise<RecordResult> {
+  async function recordEvents(orgId: string, events: NewAuditEvent[], opts: RecordOptions = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
-    const out = await deps.db.transaction((tx) => storeEvents(tx, orgId, events, opts.idempotency));
+    const out = await queue.run(orgId, () => deps.db.transaction((tx) => storeEvents(tx, orgId, events, opts.idempotency)), opts.internal);
     // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
     void publish(out.batch);
     notify(orgId, out.stored, out.batch);
@@ -120,13 +131,13 @@ export function createEventRecorder(deps: EventRecorderDeps) {
    * Runs `fn` in a transaction holding the org's seq lock; fn returns events to append after its own checks.
    * Used by state changes (session transitions) whose check and event must commit together.
    */
-  async function recordWith<T>(orgId: string, fn: (tx: Queryable) => Promise<{ events: NewAuditEvent[]; result: T }>): Promise<T> {
-    const out = await deps.db.transaction(async (tx) => {
+  async function recordWith<T>(orgId: string, fn: (tx: Queryable) => Promise<{ events: NewAuditEvent[]; result: T }>, opts: RecordOptions = {}): Promise<T> {
+    const out = await queue.run(orgId, () => deps.db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const { events, result } = await fn(tx);
       const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
       return { batch, result, events };
-    });
+    }), opts.internal);
     void publish(out.batch);
     notify(orgId, out.events, out.batch);
     return out.result;

@@ -4,10 +4,10 @@ import { NotFoundError, ConflictError, UnauthorizedError } from '../http/errors.
 import type { AuthRepo } from './auth-repo.js';
 import { createKeyBody, createOrgBody, createUserBody, orgIdParam, uuidParam } from './auth-schemas.js';
 import type { ApiKeyService } from './api-keys.js';
-import { hashPassword } from './passwords.js';
+import type { PasswordHasher } from './password-hasher.js';
 import { safeEqual, sha256Hex } from './tokens.js';
 
-export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: string; repo: AuthRepo; keys: ApiKeyService }) {
+export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: string; repo: AuthRepo; keys: ApiKeyService; hasher: PasswordHasher }) {
   const expected = sha256Hex(deps.adminToken);
   const requireAdmin = async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
@@ -15,7 +15,10 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
   };
 
   app.register(async (admin) => {
-    admin.addHook('preHandler', requireAdmin);
+    // Before the body is read: without the token, nothing of the request is parsed.
+    admin.addHook('onRequest', requireAdmin);
+
+    admin.get('/api/v1/admin/organizations', async () => ({ items: await deps.repo.listOrgs(1000) }));
 
     admin.post('/api/v1/admin/organizations', async (request, reply) => {
       const body = createOrgBody.parse(request.body);
@@ -33,7 +36,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
         await deps.repo.addMembership(user.id, orgId, body.role);
         return reply.code(201).send({ id: user.id, email: user.email, role: body.role, existing: true });
       }
-      const created = await deps.repo.createUser(body.email, await hashPassword(body.password)).catch((err: { code?: string }) => {
+      const created = await deps.repo.createUser(body.email, await deps.hasher.hash(body.password)).catch((err: { code?: string }) => {
         if (err.code === '23505') throw new ConflictError('a user with that email already exists');
         throw err;
       });

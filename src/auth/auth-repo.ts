@@ -48,12 +48,17 @@ export function createAuthRepo(db: Queryable) {
       const r = await db.query<OrgRow>('SELECT id, name FROM organizations WHERE id = $1', [id]);
       return r.rows[0];
     },
+    async listOrgs(limit: number): Promise<OrgRow[]> {
+      const r = await db.query<OrgRow>('SELECT id, name FROM organizations ORDER BY created_at, id LIMIT $1', [limit]);
+      return r.rows;
+    },
     async countOrgs(): Promise<number> {
       const r = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM organizations');
       return Number(r.rows[0].n);
     },
+    /** `email` as normalizeEmail returns it; compared with the stored (ASCII) email lower-cased, on users_email_key. */
     async findUserByEmail(email: string): Promise<UserRow | undefined> {
-      const r = await db.query<UserRow>('SELECT id, email, password_hash FROM users WHERE lower(email) = lower($1)', [email]);
+      const r = await db.query<UserRow>('SELECT id, email, password_hash FROM users WHERE lower(email) = $1', [email]);
       return r.rows[0];
     },
     async createUser(email: string, passwordHash: string): Promise<{ id: string; email: string }> {

@@ -2,11 +2,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
+import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.js';
 import type { AuthRepo } from './auth-repo.js';
 import { authOf, SESSION_COOKIE, type Authenticator } from './authenticate.js';
 import { activeOrgBody, loginBody } from './auth-schemas.js';
-import { DUMMY_PASSWORD_HASH, verifyPassword } from './passwords.js';
+import { normalizeEmail } from './emails.js';
+import type { PasswordHasher } from './password-hasher.js';
+import { DUMMY_PASSWORD_HASH } from './passwords.js';
 import { newLoginToken, sha256Hex } from './tokens.js';
 
 export interface AuthRouteDeps {
@@ -14,6 +16,7 @@ export interface AuthRouteDeps {
   repo: AuthRepo;
   auth: Authenticator;
   bus: Bus;
+  hasher: PasswordHasher;
 }
 
 async function meBody(repo: AuthRepo, user: { id: string; email: string }, activeOrgId: string | null) {
@@ -44,16 +47,30 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     }
   }
 
+  // Attempts per client address, whatever the email: one address cannot spend unbounded password hashing by trying a
+  // fresh email each time. Checked before the body is read.
+  const perAddress = app.createRateLimit({
+    max: config.LOGIN_RATE_LIMIT_PER_ADDRESS_MAX,
+    timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
+    keyGenerator: (req: FastifyRequest) => `login-address:${req.ip}`,
+  });
+  const limitPerAddress = async (request: FastifyRequest) => {
+    const r = await perAddress(request);
+    if (!r.isAllowed && r.isExceeded) throw new TooManyRequestsError(`too many sign-in attempts from this address; retry in ${r.ttlInSeconds} s`, r.ttlInSeconds);
+  };
+
   app.post(
     '/api/v1/auth/login',
     {
+      onRequest: limitPerAddress,
       config: {
         rateLimit: {
           max: config.LOGIN_RATE_LIMIT_MAX,
           timeWindow: config.LOGIN_RATE_LIMIT_WINDOW_SECONDS * 1000,
           keyGenerator: (req: FastifyRequest) => {
             const email = (req.body as { email?: unknown } | undefined)?.email;
-            return `login:${req.ip}:${typeof email === 'string' ? email.trim().toLowerCase().slice(0, 320) : ''}`;
+            // The same normalization as the lookup: every spelling that could sign in to an account counts against it.
+            return `login:${req.ip}:${typeof email === 'string' ? normalizeEmail(email.slice(0, 1000)).slice(0, 320) : ''}`;
           },
         },
       },
@@ -62,7 +79,7 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
       checkLoginOrigin(request);
       const body = loginBody.parse(request.body);
       const user = await repo.findUserByEmail(body.email);
-      const ok = await verifyPassword(body.password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
+      const ok = await deps.hasher.verify(body.password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
       if (!user || !ok) throw new UnauthorizedError('wrong email or password');
       const orgs = await repo.memberships(user.id);
       const token = newLoginToken();

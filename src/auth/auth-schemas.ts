@@ -1,9 +1,10 @@
 // Request bodies of the login, admin and API key routes.
 import { z } from 'zod';
+import { normalizeEmail } from './emails.js';
 import { SCOPES } from './tokens.js';
 
 export const loginBody = z.object({
-  email: z.string().trim().min(3).max(320),
+  email: z.string().max(1000).transform(normalizeEmail).pipe(z.string().min(3).max(320)),
   password: z.string().min(1).max(1024),
 });
 
@@ -12,7 +13,8 @@ export const activeOrgBody = z.object({ organizationId: z.string().uuid() });
 export const createOrgBody = z.object({ name: z.string().trim().min(1).max(200) });
 
 export const createUserBody = z.object({
-  email: z.string().trim().email().max(320),
+  // Stored normalized, and ASCII only (the email check refuses anything else).
+  email: z.string().max(1000).transform(normalizeEmail).pipe(z.string().email().max(320)),
   password: z.string().min(8).max(1024),
   role: z.enum(['admin', 'member']).default('member'),
 });

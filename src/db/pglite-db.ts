@@ -2,20 +2,20 @@
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
 import type { Db, Queryable, QueryResult } from './db.js';
-
-/** A FIFO lock: each caller runs after the previous one finished. */
-function createSerialQueue() {
-  let tail: Promise<unknown> = Promise.resolve();
-  return function run<T>(fn: () => Promise<T>): Promise<T> {
-    const next = tail.then(fn, fn);
-    tail = next.catch(() => undefined);
-    return next;
-  };
-}
+import { lockDataDir } from './data-dir-lock.js';
+import { createSerialQueue } from './serial-queue.js';
 
 export async function createPgliteDb(dataDir: string): Promise<Db> {
   await mkdir(dataDir, { recursive: true });
-  const pg = await PGlite.create(dataDir);
+  // One process per directory: a second one sharing it would lose acknowledged events.
+  const lock = await lockDataDir(dataDir);
+  let pg: PGlite;
+  try {
+    pg = await PGlite.create(dataDir);
+  } catch (err) {
+    await lock.release();
+    throw err;
+  }
   const serial = createSerialQueue();
 
   // Without parameters, run as a simple-protocol script so multi-statement SQL (migrations) works as on pg.
@@ -52,7 +52,11 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
       await serial(() => run('SELECT 1'));
     },
     async close() {
-      await serial(() => pg.close());
+      try {
+        await serial(() => pg.close());
+      } finally {
+        await lock.release();
+      }
     },
   };
 }

@@ -64,8 +64,20 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
   return { body: errorBody(500, 'internal', 'internal error') };
 }
 
+/** True when the error is the client going away before its request was complete (not a fault of the service). */
+function isClientHangUp(err: unknown, request: FastifyRequest): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return request.raw.readableAborted || (e?.code === 'ECONNRESET' && e.message === 'aborted');
+}
+
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: unknown, request: FastifyRequest, reply: FastifyReply) => {
+    if (isClientHangUp(err, request)) {
+      // Nobody is left to answer; an everyday event, logged without a stack (and not mistaken for a storage outage).
+      request.log.info({ code: 'client_closed_request' }, 'client closed the connection before its request was complete');
+      void reply.code(400).type('application/json').send(errorBody(400, 'client_closed_request', 'the client closed the connection'));
+      return;
+    }
     const { body, retryAfter } = toErrorResponse(err);
     if (body.statusCode >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code: body.code, statusCode: body.statusCode }, body.message);

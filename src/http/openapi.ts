@@ -52,7 +52,10 @@ const ops: Record<string, Record<string, Op>> = {
     post: { summary: 'Create an API key; the key is returned once', security: ['cookie'], body: createKeyBody },
   },
   '/api/v1/api-keys/{id}': { delete: { summary: 'Revoke an API key', security: ['cookie'] } },
-  '/api/v1/admin/organizations': { post: { summary: 'Create an organization (operator)', security: ['admin'], body: createOrgBody } },
+  '/api/v1/admin/organizations': {
+    get: { summary: 'List organizations, oldest first, at most 1,000 (operator; e.g. to find the Demo organization again)', security: ['admin'] },
+    post: { summary: 'Create an organization (operator)', security: ['admin'], body: createOrgBody },
+  },
   '/api/v1/admin/organizations/{orgId}/users': { post: { summary: 'Create a user in an organization (operator)', security: ['admin'], body: createUserBody } },
   '/api/v1/admin/organizations/{orgId}/api-keys': { post: { summary: 'Create an API key (operator)', security: ['admin'], body: createKeyBody } },
   '/api/v1/admin/api-keys/{id}': { delete: { summary: 'Revoke an API key (operator)', security: ['admin'] } },

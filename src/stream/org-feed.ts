@@ -71,7 +71,7 @@ export class OrgFeed {
 
   private deliver(events: StreamEvent[]): void {
     if (events.length === 0) return;
-    // Serialized and encoded once for every connection; a connection with filters builds its own chunk.
+    // Serialized and encoded once for every connection, and once per distinct filter.
     const encoded = new EncodedFrames(events);
     for (const c of this.connections) c.deliver(events, encoded);
   }

@@ -1,4 +1,4 @@
-// One SSE client: filters, seq dedupe, coalesced writes, backpressure and the outgoing buffer limit.
+// One SSE client: filters, seq dedupe, shared encoded writes, backpressure and the outgoing buffer limit.
 import type { ServerResponse } from 'node:http';
 import type { StreamEventType } from '../audit/audit-types.js';
 import { frameOf, type EncodedFrames, type FramedEvent } from './sse-format.js';
@@ -19,6 +19,8 @@ export type CloseReason = 'client' | 'slow' | 'drain_timeout' | 'credentials' | 
 export interface ConnectionIdentity {
   orgId: string;
   keyId: string | null;
+  /** The signed-in user of a cookie login (all of the user's logins share one stream limit). */
+  userId: string | null;
   loginSessionId: string | null;
 }
 
@@ -27,8 +29,8 @@ export class SseConnection {
   lastSentSeq = 0;
   /** Live events held while the connection replays from the database; null once live. */
   private pending: StreamEvent[] | null = null;
-  private queued: (string | Buffer)[] = [];
-  private queuedBytes = 0;
+  /** Names this connection's filter: connections with equal filters share their encoded frames. */
+  private readonly filterKey: string;
   private waitingDrain = false;
   private drainTimer: NodeJS.Timeout | null = null;
   private drainWaiters: (() => void)[] = [];
@@ -45,7 +47,8 @@ export class SseConnection {
   ) {
     res.on('close', () => this.finish('client'));
     res.on('error', () => this.finish('error'));
-    res.on('drain', () => this.flushQueued());
+    res.on('drain', () => this.drained());
+    this.filterKey = filter.types || filter.serverId ? JSON.stringify([filter.types ? [...filter.types].sort() : null, filter.serverId]) : '';
   }
 
   matches(e: StreamEvent): boolean {
@@ -70,11 +73,15 @@ export class SseConnection {
 
   /** Sends events above lastSentSeq that match the filters, as one write. */
   send(events: StreamEvent[], encoded?: EncodedFrames): void {
-    if (encoded && events.length > 0 && !this.filter.types && !this.filter.serverId && events[0].seq > this.lastSentSeq) {
-      // The usual case, every event goes out unchanged: write the shared bytes instead of building and encoding a copy.
+    if (encoded && events.length > 0 && events[0].seq > this.lastSentSeq) {
+      // The usual case, the whole run is new: write the bytes shared by every connection with this filter (all events
+      // when there is none) instead of building and encoding a copy of its own.
       this.lastSentSeq = events[events.length - 1].seq;
-      this.write(encoded.buffer);
-      this.onDelivered(events.length);
+      const { buffer, count } = this.filterKey ? encoded.select(this.filterKey, (e) => this.matches(e)) : { buffer: encoded.buffer, count: events.length };
+      if (count > 0) {
+        this.write(buffer);
+        this.onDelivered(count);
+      }
       return;
     }
     let chunk = '';
@@ -100,22 +107,19 @@ export class SseConnection {
   }
 
   /**
-   * Writes a chunk, honouring backpressure: while the socket is full, chunks queue. A client whose backlog (bytes already
-   * queued and not yet taken by the socket) is over the buffer limit when more arrives is cut; it resumes by id. The
-   * backlog is measured before the new chunk, so one large batch to a client that keeps up is not a reason to cut it.
+   * Writes a chunk, honouring the buffer limit. The backlog is what the socket has not taken yet. A chunk is counted
+   * before it is handed over: while the socket is full (the client has fallen behind), one that would take the backlog
+   * past the limit cuts the client instead (it resumes by id). While the socket takes what it is given, a chunk of any
+   * size goes out, so one large batch (or replay page) is no reason to cut a client that keeps up. A client that stopped
+   * reading thus holds at most the limit plus one chunk, and that chunk is shared with the other connections.
    */
   write(chunk: string | Buffer): void {
     if (this.closed) return;
-    if (this.queuedBytes + this.res.writableLength > this.limits.bufferLimitBytes) {
+    if (this.waitingDrain && this.res.writableLength + (typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length) > this.limits.bufferLimitBytes) {
       this.close('slow');
       return;
     }
-    if (this.waitingDrain) {
-      this.queued.push(chunk);
-      this.queuedBytes += Buffer.byteLength(chunk);
-      return;
-    }
-    if (!this.res.write(chunk)) {
+    if (!this.res.write(chunk) && !this.waitingDrain) {
       this.waitingDrain = true;
       this.drainTimer = setTimeout(() => this.close('drain_timeout'), this.limits.drainTimeoutMs);
       this.drainTimer.unref();
@@ -128,24 +132,14 @@ export class SseConnection {
     return new Promise((resolve) => this.drainWaiters.push(resolve));
   }
 
-  private flushQueued(): void {
+  private drained(): void {
     if (this.closed) return;
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.drainTimer = null;
     this.waitingDrain = false;
-    const chunk = this.queued.length === 1 ? this.queued[0] : Buffer.concat(this.queued.map((c) => (typeof c === 'string' ? Buffer.from(c) : c)));
-    this.queued = [];
-    this.queuedBytes = 0;
-    if (chunk.length > 0 && !this.res.write(chunk)) {
-      this.waitingDrain = true;
-      this.drainTimer = setTimeout(() => this.close('drain_timeout'), this.limits.drainTimeoutMs);
-      this.drainTimer.unref();
-    }
-    if (!this.waitingDrain) {
-      const waiters = this.drainWaiters;
-      this.drainWaiters = [];
-      for (const w of waiters) w();
-    }
+    const waiters = this.drainWaiters;
+    this.drainWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** Ends the stream: an optional last comment, then the response ends (or is destroyed when the client is stuck). */
@@ -167,7 +161,6 @@ export class SseConnection {
     this.closeReason = reason;
     if (this.drainTimer) clearTimeout(this.drainTimer);
     this.drainTimer = null;
-    this.queued = [];
     this.pending = null;
     const waiters = this.drainWaiters;
     this.drainWaiters = [];

@@ -36,6 +36,7 @@ export function createStreamHub(deps: StreamHubDeps) {
   const connections = new Set<SseConnection>();
   const perOrg = new Map<string, number>();
   const perKey = new Map<string, number>();
+  const perUser = new Map<string, number>();
   let shuttingDown = false;
 
   const bump = (m: Map<string, number>, k: string | null, d: number) => {
@@ -77,6 +78,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (connections.size >= config.SSE_MAX_STREAMS_TOTAL) reject('instance', 'too many open streams on this instance');
     if ((perOrg.get(identity.orgId) ?? 0) >= config.SSE_MAX_STREAMS_PER_ORG) reject('organization', 'too many open streams for this organization');
     if (identity.keyId && (perKey.get(identity.keyId) ?? 0) >= config.SSE_MAX_STREAMS_PER_KEY) reject('api_key', 'too many open streams for this API key');
+    if (identity.userId && (perUser.get(identity.userId) ?? 0) >= config.SSE_MAX_STREAMS_PER_USER) reject('user', 'too many open streams for this user');
   }
 
   function onClose(conn: SseConnection, reason: CloseReason) {
@@ -85,6 +87,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (reason === 'slow' || reason === 'drain_timeout') metrics.slowClientDisconnects.inc();
     bump(perOrg, conn.identity.orgId, -1);
     bump(perKey, conn.identity.keyId, -1);
+    bump(perUser, conn.identity.userId, -1);
     const feed = feeds.get(conn.identity.orgId);
     feed?.connections.delete(conn);
     releaseFeed(conn.identity.orgId);
@@ -150,6 +153,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     feed.connections.add(conn);
     bump(perOrg, opts.identity.orgId, 1);
     bump(perKey, opts.identity.keyId, 1);
+    bump(perUser, opts.identity.userId, 1);
     updateGauges();
 
     res.writeHead(200, headers);

@@ -41,6 +41,11 @@ export function registerStreamRoutes(app: FastifyInstance, deps: { auth: Authent
       lastEventId = Number(rawId);
     }
     const auth = authOf(request);
+    if (request.method === 'HEAD') {
+      // What a GET would answer, without opening (or counting) a stream.
+      const { Connection: _connection, ...head } = SSE_HEADERS;
+      return reply.code(200).headers(head).send();
+    }
     const headers: Record<string, string | number | string[]> = { ...SSE_HEADERS };
     for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v as string | number | string[];
     // Limits and the feed are checked before hijacking, so failures still get a JSON error.
@@ -50,6 +55,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: { auth: Authent
         identity: {
           orgId: auth.orgId,
           keyId: auth.principal.type === 'api_key' ? auth.principal.id : null,
+          userId: auth.principal.type === 'user' ? auth.principal.id : null,
           loginSessionId: auth.principal.type === 'user' ? auth.principal.loginSessionId : null,
         },
         filter: { types: parsed.data.types, serverId: parsed.data.serverId ?? null },

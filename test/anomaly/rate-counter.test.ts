@@ -16,11 +16,11 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
   const open: RateCounter[] = [];
   /** A counter; for Redis each call is a separate connection, as two instances would have. */
   const counter = (): RateCounter => {
-    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix, logger: pino({ level: 'silent' }) }) : shared;
+    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : shared;
     open.push(c);
     return c;
   };
-  const shared = createMemoryRateCounter();
+  const shared = createMemoryRateCounter(20_000);
   const key = () => `org:${randomBytes(4).toString('hex')}`;
   afterAll(async () => {
     await Promise.all(open.map((c) => c.close()));
@@ -83,6 +83,26 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
     await c.record(k, { nowMs: T0 + 13_000, count: 150, windowSeconds: 10, sessions: many });
     const s = await c.recentSessions(k, T0 + 13_000, 10);
     expect(s.length).toBe(MAX_TRACKED_SESSIONS);
+  });
+
+  it('keeps the counts of at most maxKeys keys, dropping the least recently used (memory and Redis alike)', async () => {
+    const capPrefix = `${prefix}cap-`;
+    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix: capPrefix, logger: pino({ level: 'silent' }), maxKeys: 20 }) : createMemoryRateCounter(20);
+    open.push(c);
+    const keys = Array.from({ length: 200 }, (_, i) => `org:many:tool-${i}`);
+    await c.record(keys[0], { nowMs: T0, count: 5, windowSeconds: 10, sessions: ['s-0'] });
+    for (const [i, k] of keys.slice(1).entries()) await c.record(k, { nowMs: T0 + 1 + i, count: 1, windowSeconds: 10, sessions: [] });
+    // The newest keys kept their counts; the first was dropped (it counts from zero again).
+    expect((await c.record(keys[199], { nowMs: T0 + 300, count: 1, windowSeconds: 10, sessions: [] })).windowCount).toBe(2);
+    expect((await c.record(keys[0], { nowMs: T0 + 301, count: 1, windowSeconds: 10, sessions: [] })).windowCount).toBe(1);
+    if (kind === 'redis') {
+      const r = new Redis(redisUrl!);
+      const stored = await r.keys(`${capPrefix}anomaly*`);
+      await r.quit();
+      // At most three structures per kept key, plus the index.
+      expect(stored.length).toBeLessThanOrEqual(20 * 3 + 1);
+      expect(stored.length).toBeGreaterThan(20);
+    }
   });
 
   it('opens the alert gate for exactly one of many concurrent callers, then again after the cooldown', async () => {

@@ -16,7 +16,7 @@ export async function startApp(env: Record<string, string | undefined>): Promise
   const logs: string[] = [];
   const logStream = new PassThrough();
   logStream.on('data', (c: Buffer) => logs.push(c.toString()));
-  const config = testConfig({ ADMIN_TOKEN, LOG_LEVEL: 'info', LOGIN_RATE_LIMIT_MAX: '1000', ...env });
+  const config = testConfig({ ADMIN_TOKEN, LOG_LEVEL: 'info', LOGIN_RATE_LIMIT_MAX: '1000', LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: '100000', ...env });
   const ctx = await buildApp(config, { logStream });
   const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   let closed = false;

@@ -9,6 +9,11 @@ export interface Backend {
   name: 'embedded' | 'real';
   /** Environment overrides giving each test file its own database and Redis namespace. */
   env: Record<string, string>;
+  /**
+   * Environment for another app beside the first: the same database and Redis for the real backend; for the embedded
+   * one, a data directory of its own (an embedded directory takes one process, or app, at a time).
+   */
+  sibling(): Promise<Record<string, string>>;
   cleanup(): Promise<void>;
 }
 
@@ -36,19 +41,27 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
 }
 
 export async function embeddedBackend(): Promise<Backend> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'audit-stream-test-'));
+  const dirs = [await mkdtemp(path.join(tmpdir(), 'audit-stream-test-'))];
   return {
     name: 'embedded',
-    env: { DATA_DIR: dir },
-    cleanup: () => rm(dir, { recursive: true, force: true }),
+    env: { DATA_DIR: dirs[0] },
+    async sibling() {
+      dirs.push(await mkdtemp(path.join(tmpdir(), 'audit-stream-test-')));
+      return { DATA_DIR: dirs[dirs.length - 1] };
+    },
+    cleanup: async () => {
+      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    },
   };
 }
 
 export async function realBackend(): Promise<Backend> {
   const db = await createTestDatabase();
+  const env = { DATABASE_URL: db.url, REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `as-test-${randomBytes(6).toString('hex')}:` };
   return {
     name: 'real',
-    env: { DATABASE_URL: db.url, REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_PREFIX: `as-test-${randomBytes(6).toString('hex')}:` },
+    env,
+    sibling: async () => env,
     cleanup: () => db.drop(),
   };
 }

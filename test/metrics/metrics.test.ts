@@ -107,6 +107,34 @@ describe.each(backendNames)('GET /metrics (%s)', (backendName) => {
     c.close();
   });
 
+  it('no request creates metric series: 2,000 anonymous requests to made-up ingest paths leave /metrics as it was', async () => {
+    const org = await createOrg(app.url);
+    // Every known series exists once, so what follows could only add new ones.
+    expect((await postEvents(app.url, org.key, [toolCall(1)])).status).toBe(200);
+    expect((await http(`${app.url}/api/v1/ingest/events`, { method: 'POST', json: [] })).status).toBe(401);
+    const before = await scrape(app.url);
+    const words = Array.from({ length: 2000 }, (_, i) => `w${i.toString(26).replace(/\d/g, (d) => "qrstuvwxyz"[Number(d)])}${randomBytes(3).toString("hex").replace(/\d/g, "k")}`);
+    const methods = ['POST', 'GET', 'OPTIONS', 'PUT'];
+    for (let i = 0; i < words.length; i += 50) {
+      await Promise.all(
+        words.slice(i, i + 50).map(async (w, j) => {
+          const method = methods[(i + j) % methods.length];
+          const res = await fetch(`${app.url}/api/v1/ingest/${w}${j % 3 === 0 ? '/v1/logs' : ''}`, { method, headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, body: method === 'POST' || method === 'PUT' ? '{}' : undefined });
+          await res.arrayBuffer();
+          expect(res.status, `${method} ${w}`).toBeGreaterThanOrEqual(400);
+        }),
+      );
+    }
+    const after = await scrape(app.url);
+    console.log(`/metrics: ${before.text.length} bytes before, ${after.text.length} bytes after 2,000 anonymous requests to unknown ingest paths`);
+    for (const w of words.slice(0, 100)) expect(after.text).not.toContain(w);
+    // The service's own series are exactly those of before (values aside); the size moves only by process figures
+    // (digits, and the Node runtime's GC series appearing on its first GC of a kind).
+    const series = (t: string) => t.split('\n').filter((l) => l.startsWith('audit_stream_')).map((l) => l.replace(/ \S+$/, ''));
+    expect(series(after.text)).toEqual(series(before.text));
+    expect(after.text.length - before.text.length).toBeLessThan(4096);
+  });
+
   it('counts open streams and organizations with streams, and lets them fall when streams close', async () => {
     // Streams of earlier tests were closed by their clients; wait until the server has seen every close.
     await expect.poll(async () => (await scrape(app.url)).value('audit_stream_sse_streams_open')).toBe(0);

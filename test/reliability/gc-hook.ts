@@ -1,4 +1,4 @@
-// Test-only preload for the load test's server process (run with --expose-gc): on SIGUSR2, collect garbage fully and print the heap figures.
+// Test-only preload for the load tests' server processes (run with --expose-gc): on SIGUSR2, collect garbage fully and print the memory figures.
 let n = 0;
 process.on('SIGUSR2', () => {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -8,5 +8,7 @@ process.on('SIGUSR2', () => {
   gc();
   const m = process.memoryUsage();
   n++;
-  process.stdout.write(`${JSON.stringify({ msg: 'gc done', n, heapUsed: m.heapUsed, heapTotal: m.heapTotal, rss: m.rss, external: m.external })}\n`);
+  // maxRss: the peak resident set of the process so far (bytes), which a GC cannot lower.
+  const maxRss = process.resourceUsage().maxRSS * 1024;
+  process.stdout.write(`${JSON.stringify({ msg: 'gc done', n, heapUsed: m.heapUsed, heapTotal: m.heapTotal, rss: m.rss, external: m.external, maxRss })}\n`);
 });

@@ -4,20 +4,15 @@ import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { ADMIN_TOKEN } from '../helpers/app.js';
 import { freePort } from '../helpers/private-redis.js';
+import { watchOutput, type WatchedOutput } from '../helpers/process-output.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-export interface ServerProcess {
+export interface ServerProcess extends WatchedOutput {
   name: string;
   url: string;
   port: number;
   proc: ChildProcess;
-  /** Everything the process wrote to stdout and stderr so far. */
-  output(): string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  isRunning(): boolean;
-  /** Resolves when the output matches (checked on every chunk); rejects on exit or after timeoutMs. */
-  waitForOutput(re: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   kill(signal: NodeJS.Signals): void;
 }
 
@@ -45,56 +40,15 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
   delete env.NODE_OPTIONS;
   const preload = (opts.preload ?? []).flatMap((p) => ['--import', `./${p}`]);
   const proc = spawn(process.execPath, [...(opts.nodeFlags ?? []), '--import', 'tsx', ...preload, 'src/server.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  const waiters = new Set<() => void>();
-  const onData = (c: Buffer) => {
-    out += c.toString();
-    for (const w of [...waiters]) w();
-  };
-  proc.stdout!.on('data', onData);
-  proc.stderr!.on('data', onData);
-  let running = true;
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once('exit', (code, signal) => {
-      running = false;
-      for (const w of [...waiters]) w();
-      resolve({ code, signal });
-    }),
-  );
+  const watched = watchOutput(proc, opts.name);
   const server: ServerProcess = {
     name: opts.name,
     url: `http://127.0.0.1:${port}`,
     port,
     proc,
-    output: () => out,
-    exited,
-    isRunning: () => running,
-    waitForOutput(re, timeoutMs = 30_000) {
-      return new Promise((resolve, reject) => {
-        const check = () => {
-          const m = out.match(re);
-          if (m) {
-            done();
-            resolve(m);
-          } else if (!running) {
-            done();
-            reject(new Error(`${opts.name} exited before ${re}:\n${out.slice(-3000)}`));
-          }
-        };
-        const timer = setTimeout(() => {
-          done();
-          reject(new Error(`${opts.name}: no ${re} within ${timeoutMs} ms:\n${out.slice(-3000)}`));
-        }, timeoutMs);
-        const done = () => {
-          clearTimeout(timer);
-          waiters.delete(check);
-        };
-        waiters.add(check);
-        check();
-      });
-    },
+    ...watched,
     kill(signal) {
-      if (running) proc.kill(signal);
+      if (watched.isRunning()) proc.kill(signal);
     },
   };
   await server.waitForOutput(/audit-stream listening/, 60_000);

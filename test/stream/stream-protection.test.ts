@@ -10,7 +10,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
 
   beforeAll(async () => {
     backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
+    app = await startApp({ ...backend.env, SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', SSE_MAX_STREAMS_PER_USER: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
   });
   afterAll(async () => {
     await app?.close();
@@ -45,7 +45,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
   });
 
   it('bounds replay: an id older than the window gets a reset comment and the most recent window', async () => {
-    const small = await startApp({ ...backend.env, SSE_REPLAY_LIMIT: '50', MIGRATE_ON_START: 'false', ANOMALY_MIN_RATE: '1000000000' });
+    const small = await startApp({ ...(await backend.sibling()), SSE_REPLAY_LIMIT: '50', ANOMALY_MIN_RATE: '1000000000' });
     try {
       const org = await createOrg(small.url);
       await postEvents(small.url, org.key, Array.from({ length: 120 }, (_, i) => toolCall(i)));
@@ -82,6 +82,22 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
     s2.close();
   });
 
+  it('refuses streams over the per-user limit with 429, however many times the user signed in', async () => {
+    const org = await createOrg(app.url);
+    const [a, b] = [await login(app.url, org.email, org.password), await login(app.url, org.email, org.password)];
+    const s1 = await openSse(`${app.url}/api/v1/events`, { cookie: a });
+    const s2 = await openSse(`${app.url}/api/v1/events`, { cookie: b });
+    const s3 = await openSse(`${app.url}/api/v1/events`, { cookie: a });
+    const s4 = await openSse(`${app.url}/api/v1/events`, { cookie: b });
+    expect([s1.status, s2.status, s3.status, s4.status]).toEqual([200, 200, 429, 429]);
+    expect(s3.headers.get('retry-after')).toBe('5');
+    expect(JSON.parse(s3.body!)).toMatchObject({ statusCode: 429, code: 'too_many_requests', message: 'too many open streams for this user' });
+    // The organization's key is not held back by its user's streams.
+    const k = await openSse(`${app.url}/api/v1/events`, bearer(org.key));
+    expect(k.status).toBe(200);
+    for (const s of [s1, s2, k]) s.close();
+  });
+
   it('closes the stream of a login session that expired, and of one that signed out', async () => {
     const org = await createOrg(app.url);
     const cookie = await login(app.url, org.email, org.password);
@@ -101,7 +117,7 @@ describe.each(backendNames)('stream protection (%s)', (backendName) => {
   });
 
   it('ends every stream cleanly on shutdown so clients can resume elsewhere', async () => {
-    const other = await startApp({ ...backend.env, MIGRATE_ON_START: 'true' });
+    const other = await startApp(await backend.sibling());
     const org = await createOrg(other.url);
     const c = await openSse(`${other.url}/api/v1/events`, bearer(org.key));
     await postEvents(other.url, org.key, [toolCall(1)]);
