@@ -56,6 +56,7 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
       if (status === undefined) {
         statuses.set(e.sessionId, 'active');
         createdSessions.push(e.sessionId);
+        (activity.get(e.sessionId) as SessionActivity).createdAt = now;
         ordered.push({
           type: 'session_update',
           source: 'system',
