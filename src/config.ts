@@ -49,6 +49,7 @@ export const configSchema = z.object({
 
   BODY_LIMIT_BYTES: int(5 * 1024 * 1024, 1024),
   INGEST_MAX_ENTRIES: int(10_000, 1),
+  STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),
