@@ -43,7 +43,7 @@ describe.each(backendNames)('audit event stats (%s)', (name) => {
     expect(Date.parse(hour.body.to) - Date.parse(hour.body.from)).toBe(3600_000);
     const nowBucket = hour.body.buckets[59];
     expect(nowBucket.total + hour.body.buckets[58].total).toBe(6); // the calls of a second ago (the minute may just have turned)
-    const half = hour.body.buckets.find((b: { start: string }) => Math.abs(Date.parse(b.start) - (Date.now() - 30 * MIN)) < 2 * MIN && b.counts.deny === 1);
+    const half = hour.body.buckets.find((b: { start: string; counts: Record<string, number> }) => Math.abs(Date.parse(b.start) - (Date.now() - 30 * MIN)) < 2 * MIN && b.counts.deny === 1);
     expect(half).toBeDefined();
     expect(hour.body.buckets.reduce((n: number, b: { total: number }) => n + b.total, 0)).toBe(7);
     // Sessions whose latest call is in the window, by status now.
