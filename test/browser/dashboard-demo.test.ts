@@ -66,6 +66,8 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     });
     await expect.poll(() => shown(wide), { timeout: 15_000 }).toEqual({ allow: s.actions.allow, deny: s.actions.deny, total: s.total, anomalies: s.anomalies.length });
     expect(await wide.locator('#rate-axis .tick').count()).toBeGreaterThanOrEqual(3);
+    // The README's screenshot (docs/dashboard.png is copied from it): demo data, the demo account, no test address.
+    await wide.screenshot({ path: `${SHOTS}/readme-dashboard.png` });
     expect(await wide.locator('#sessions-suspended').getAttribute('data-count')).toBe(String(s.sessions.suspended));
     await wide.reload();
     await wide.locator('#connection-state', { hasText: 'live' }).waitFor();
@@ -81,7 +83,6 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     await postEvents(app.url, key, [toolCall(1, { action: 'deny', toolName: 'live_after_load' })]);
     await expect.poll(async () => Number(await wide.locator('#action-counts [data-action="deny"]').getAttribute('data-count')), { timeout: 10_000 }).toBe(s.actions.deny + 1);
     await wide.screenshot({ path: `${SHOTS}/demo-1280.png` });
-    await wide.screenshot({ path: `${SHOTS}/readme-dashboard.png` });
   });
 
   it('shows whole session ids and dates of other days, and copies an id on click', async () => {
