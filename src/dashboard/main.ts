@@ -147,7 +147,7 @@ function clearViews(): void {
   sessions.clear();
   sessionCalls.close();
   keys.reset();
-  figures.setWindow(figures.window);
+  figures.reset();
   drawFigures();
 }
 

@@ -36,6 +36,12 @@ export class WindowFigures {
     this.sessions = { seen: 0, active: 0, suspended: 0 };
   }
 
+  /** Forgets everything, live calls included (sign-out, another organization). */
+  reset(): void {
+    this.pending = [];
+    this.setWindow(this.window);
+  }
+
   load(s: StatsSnapshot): void {
     if (s.window !== this.window) return; // an answer for a window no longer shown
     const bucketSeconds = s.bucketSeconds;
