@@ -1,4 +1,5 @@
 # audit-stream: build TypeScript and the dashboard, then run as a non-root user on a slim Node 20 image.
+# Migrations run at start; alone, `npm run migrate` runs them from dist/ (no dev dependencies needed).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./

@@ -30,6 +30,7 @@ import { registerApiKeyRoutes } from './auth/api-key-routes.js';
 import { seedDemo, type DemoCredentials } from './auth/seed.js';
 import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
 import { registerAuditRoutes } from './audit/audit-routes.js';
+import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { registerIngestRoutes } from './ingest/ingest-routes.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
@@ -174,6 +175,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
+  registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
   registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });

@@ -56,6 +56,7 @@ export const configSchema = z.object({
   INGEST_MAX_ENTRIES: int(10_000, 1),
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
+  STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),

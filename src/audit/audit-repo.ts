@@ -128,9 +128,9 @@ const APPEND_LAST_SLICE_SQL = `WITH ins AS (
        INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
        ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
      ), ses AS (
-       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count)
-       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n
-       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint)
+       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count, status_changed_at)
+       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n, coalesce(a.changed_at, now())
+       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint, changed_at timestamptz)
        ON CONFLICT (org_id, session_id) DO UPDATE SET
          first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
          last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
@@ -179,6 +179,7 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
     first_seen: (a.firstSeenAt ?? a.lastSeenAt).toISOString(),
     last_seen: a.lastSeenAt.toISOString(),
     n: a.count,
+    changed_at: a.createdAt?.toISOString() ?? null,
   }));
   // The rows travel as JSON documents (serialized natively, unlike 12 text arrays escaped element by element in JS),
   // in slices of bounded size: a batch of ordinary size is one statement, one round trip while the org's seq lock is

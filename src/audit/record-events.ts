@@ -75,6 +75,7 @@ export async function storeEvents(
       if (status === undefined) {
         statuses.set(e.sessionId, 'active');
         createdSessions.push(e.sessionId);
+        (activity.get(e.sessionId) as SessionActivity).createdAt = now;
         ordered.push({
           type: 'session_update',
           source: 'system',

@@ -1,11 +1,32 @@
-// The anomaly list at the top of the dashboard: newest first, capped, highlighted while it holds anything.
+// The anomaly list at the top of the dashboard: the window's anomalies from the server plus live ones, newest first, capped.
 import { formatTime, h, show } from './dom.js';
+import { copyableId } from './ids.js';
 import type { AnomalyEvent } from './stream.js';
 
 const formatNumber = (n: number | null): string => (n === null ? '—' : String(Number(n.toFixed(2))));
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+
+/** An anomaly as listed by GET /api/v1/audit-events/stats ({seq, ...spec fields}). */
+export function anomalyFromStats(a: Record<string, unknown> & { seq: number }): AnomalyEvent {
+  return {
+    seq: a.seq,
+    serverId: str(a.serverId),
+    anomalyType: str(a.anomalyType),
+    toolName: str(a.toolName),
+    currentRate: num(a.currentRate),
+    threshold: num(a.threshold),
+    timestamp: str(a.timestamp),
+  };
+}
 
 export class AnomalyList {
-  private total = 0;
+  /** Shown anomalies by seq (the snapshot's and the live ones). */
+  private readonly items = new Map<number, AnomalyEvent>();
+  /** Live anomalies newer than the last snapshot, to put back on top of the next one. */
+  private live: AnomalyEvent[] = [];
+  /** Anomalies up to this seq were cleared by the user and stay hidden. */
+  private clearedUpTo = 0;
 
   constructor(
     private readonly section: HTMLElement,
@@ -15,36 +36,55 @@ export class AnomalyList {
     clearButton: HTMLButtonElement,
     private readonly cap = 50,
   ) {
-    clearButton.addEventListener('click', () => this.clear());
-    this.update();
+    clearButton.addEventListener('click', () => {
+      this.clearedUpTo = Math.max(this.clearedUpTo, ...this.items.keys());
+      this.items.clear();
+      this.render();
+    });
+    this.render();
+  }
+
+  /** The window's anomalies as of `asOfSeq`, with the live ones that came after it. */
+  load(fromServer: AnomalyEvent[], asOfSeq: number): void {
+    this.items.clear();
+    this.live = this.live.filter((a) => a.seq > asOfSeq);
+    for (const a of [...fromServer, ...this.live]) if (a.seq > this.clearedUpTo) this.items.set(a.seq, a);
+    this.render();
   }
 
   add(a: AnomalyEvent): void {
-    const li = h(
-      'li',
-      { 'data-seq': a.seq, class: 'anomaly' },
-      h('span', { class: 'anomaly-type' }, show(a.anomalyType)),
-      h('span', { class: 'anomaly-field' }, 'server ', h('b', {}, show(a.serverId))),
-      h('span', { class: 'anomaly-field' }, 'tool ', h('b', {}, show(a.toolName))),
-      h('span', { class: 'anomaly-field' }, 'rate ', h('b', {}, formatNumber(a.currentRate)), ` vs threshold ${formatNumber(a.threshold)}`),
-      h('time', { class: 'anomaly-time', datetime: a.timestamp ?? '', title: a.timestamp ?? '' }, formatTime(a.timestamp)),
+    this.live.push(a);
+    if (this.live.length > this.cap) this.live.shift();
+    if (a.seq > this.clearedUpTo) this.items.set(a.seq, a);
+    this.render();
+  }
+
+  /** Forgets everything (sign-out, organization switch). */
+  reset(): void {
+    this.items.clear();
+    this.live = [];
+    this.clearedUpTo = 0;
+    this.render();
+  }
+
+  private render(): void {
+    const shown = [...this.items.values()].sort((a, b) => b.seq - a.seq).slice(0, this.cap);
+    this.list.replaceChildren(
+      ...shown.map((a) =>
+        h(
+          'li',
+          { 'data-seq': a.seq, class: 'anomaly' },
+          h('span', { class: 'anomaly-type' }, show(a.anomalyType)),
+          h('span', { class: 'anomaly-field' }, 'server ', copyableId(a.serverId)),
+          h('span', { class: 'anomaly-field' }, 'tool ', h('b', {}, show(a.toolName))),
+          h('span', { class: 'anomaly-field' }, 'rate ', h('b', {}, formatNumber(a.currentRate)), ` vs threshold ${formatNumber(a.threshold)} /min`),
+          h('time', { class: 'anomaly-time', datetime: a.timestamp ?? '', title: a.timestamp ?? '' }, formatTime(a.timestamp)),
+        ),
+      ),
     );
-    this.list.prepend(li);
-    while (this.list.children.length > this.cap) this.list.lastElementChild?.remove();
-    this.total++;
-    this.update();
-  }
-
-  clear(): void {
-    this.list.replaceChildren();
-    this.total = 0;
-    this.update();
-  }
-
-  private update(): void {
-    const any = this.total > 0;
+    const any = shown.length > 0;
     this.section.classList.toggle('alerting', any);
     this.emptyNote.hidden = any;
-    this.counter.textContent = String(this.total);
+    this.counter.textContent = String(this.items.size);
   }
 }

@@ -37,6 +37,28 @@ export interface StoredAuditEvent {
   metadata: Record<string, unknown> | null;
 }
 
+export interface StatsSnapshot {
+  window: string;
+  from: string;
+  to: string;
+  bucketSeconds: number;
+  asOfSeq: number;
+  total: number;
+  buckets: { start: string; counts: Record<string, number>; total: number }[];
+  sessions: { seen: number; active: number; suspended: number };
+  anomalies: (Record<string, unknown> & { seq: number })[];
+}
+
+export interface ApiKey {
+  id: string;
+  name: string;
+  prefix: string;
+  scopes: string[];
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
 interface Page<T> {
   items: T[];
   nextCursor: string | null;
@@ -58,10 +80,10 @@ export class ApiError extends Error {
 
 export const isUnauthorized = (err: unknown): boolean => err instanceof ApiError && err.status === 401;
 
-async function request<T>(method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<T> {
+async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json' };
   const init: RequestInit = { method, credentials: 'include', headers };
-  if (method !== 'GET') {
+  if (method === 'POST' || method === 'PUT') {
     // Always a JSON body on writes: the server rejects an empty body sent as application/json.
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body ?? {});
@@ -102,5 +124,11 @@ export const api = {
   sessions: (limit = 100) => request<Page<Session>>('GET', `/api/v1/sessions?limit=${limit}`),
   suspendSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, {}),
   resumeSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/resume`, {}),
-  recentToolCalls: (limit = 50) => request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
+  recentToolCalls: (limit = 200) => request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
+  sessionCalls: (sessionId: string, limit = 200) =>
+    request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&sessionId=${encodeURIComponent(sessionId)}&limit=${limit}&order=desc`),
+  stats: (window: string) => request<StatsSnapshot>('GET', `/api/v1/audit-events/stats?window=${encodeURIComponent(window)}`),
+  apiKeys: () => request<{ items: ApiKey[] }>('GET', '/api/v1/api-keys'),
+  createApiKey: (name: string, scopes: string[]) => request<ApiKey & { key: string }>('POST', '/api/v1/api-keys', { name, scopes }),
+  revokeApiKey: (id: string) => request<void>('DELETE', `/api/v1/api-keys/${encodeURIComponent(id)}`),
 };

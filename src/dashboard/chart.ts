@@ -1,10 +1,9 @@
-// Live calls-per-second chart of the last 60 seconds, drawn as SVG bars by arrival time.
-import { onNextFrame, svg } from './dom.js';
+// The calls-per-bucket chart of the chosen window: SVG bars, a y scale and a time axis of local clock times.
+import type { BucketRange } from '../audit/stats-windows.js';
+import { formatClock, h, svg } from './dom.js';
 
-const WINDOW_S = 60;
 const WIDTH = 600;
 const HEIGHT = 120;
-const BAR_W = WIDTH / WINDOW_S;
 
 /** The smallest of 1, 2, 5, 10, 20, 50... that is at least n. */
 function niceCeil(n: number): number {
@@ -15,64 +14,67 @@ function niceCeil(n: number): number {
   }
 }
 
-export class RateChart {
-  /** Calls per epoch second; only the last WINDOW_S seconds are kept. */
-  private readonly perSecond = new Map<number, number>();
-  private readonly bars: SVGRectElement[] = [];
-  private readonly scaleLabel: SVGTextElement;
-  private readonly render = (): void => this.draw();
+/** Tick spacing for the axis: every 15 minutes in an hour, every 4 hours in a day (local clock). */
+const tickMinutes = (spanMinutes: number): number => (spanMinutes <= 60 ? 15 : 240);
 
+export class RateChart {
   constructor(
     private readonly chart: SVGSVGElement,
+    private readonly axis: HTMLElement,
+    private readonly scale: HTMLElement,
     private readonly summary: HTMLElement,
+    private readonly title: HTMLElement,
   ) {
     chart.setAttribute('viewBox', `0 0 ${WIDTH} ${HEIGHT}`);
     chart.setAttribute('preserveAspectRatio', 'none');
-    chart.append(
+  }
+
+  draw(series: number[], range: BucketRange, windowLabel: string): void {
+    const unit = range.bucketSeconds === 60 ? 'minute' : `${range.bucketSeconds / 60} min`;
+    this.title.textContent = range.bucketSeconds === 60 ? 'Tool calls per minute' : `Tool calls per ${unit}`;
+    const peak = Math.max(0, ...series);
+    const top = niceCeil(Math.max(1, peak));
+    const barW = WIDTH / series.length;
+    const bucketMs = range.bucketSeconds * 1000;
+    const startMs = range.first * bucketMs;
+    const nodes: SVGElement[] = [
       svg('line', { class: 'grid', x1: 0, x2: WIDTH, y1: HEIGHT / 2, y2: HEIGHT / 2 }),
       svg('line', { class: 'grid', x1: 0, x2: WIDTH, y1: 0.5, y2: 0.5 }),
-    );
-    for (let i = 0; i < WINDOW_S; i++) {
-      const bar = svg('rect', { class: 'bar', x: i * BAR_W + 1, width: BAR_W - 2, y: HEIGHT, height: 0 });
-      this.bars.push(bar);
-      chart.append(bar);
-    }
-    this.scaleLabel = svg('text', { class: 'scale', x: 4, y: 12 });
-    chart.append(this.scaleLabel);
-    window.setInterval(this.render, 1000);
-    this.draw();
-  }
-
-  /** Counts one call arriving now. */
-  record(atMs = Date.now()): void {
-    const sec = Math.floor(atMs / 1000);
-    this.perSecond.set(sec, (this.perSecond.get(sec) ?? 0) + 1);
-    onNextFrame(this.render);
-  }
-
-  reset(): void {
-    this.perSecond.clear();
-    onNextFrame(this.render);
-  }
-
-  private draw(): void {
-    const now = Math.floor(Date.now() / 1000);
-    const first = now - WINDOW_S + 1;
-    for (const sec of this.perSecond.keys()) if (sec < first) this.perSecond.delete(sec);
-    const counts = this.bars.map((_, i) => this.perSecond.get(first + i) ?? 0);
-    const peak = Math.max(0, ...counts);
-    const scale = niceCeil(Math.max(1, peak));
-    counts.forEach((n, i) => {
-      const hgt = (n / scale) * (HEIGHT - 2);
-      const bar = this.bars[i];
-      bar.setAttribute('y', String(HEIGHT - hgt));
-      bar.setAttribute('height', String(hgt));
+    ];
+    series.forEach((n, i) => {
+      const hgt = (n / top) * (HEIGHT - 2);
+      const bar = svg('rect', { class: 'bar', x: i * barW + 0.5, width: Math.max(0.5, barW - 1), y: HEIGHT - hgt, height: hgt, 'data-count': n });
+      const title = svg('title');
+      title.textContent = `${formatClock(startMs + i * bucketMs)}: ${n} calls`;
+      bar.append(title);
+      nodes.push(bar);
     });
-    const total = counts.reduce((a, b) => a + b, 0);
-    this.scaleLabel.textContent = `${scale}/s`;
-    this.chart.dataset.total = String(total);
+    this.chart.replaceChildren(...nodes);
+    this.chart.dataset.total = String(series.reduce((a, b) => a + b, 0));
     this.chart.dataset.peak = String(peak);
-    const lastFull = counts[WINDOW_S - 2];
-    this.summary.textContent = `${lastFull}/s last second · ${(total / WINDOW_S).toFixed(1)}/s average · peak ${peak}/s · ${total} calls in 60 s`;
+    this.chart.dataset.buckets = String(series.length);
+    this.scale.textContent = `scale 0–${top} per ${unit}`;
+
+    // Axis labels at local clock times that are whole multiples of the tick, placed in percent of the width.
+    const spanMs = series.length * bucketMs;
+    const tickMs = tickMinutes(spanMs / 60_000) * 60_000;
+    const offset = new Date(startMs).getTimezoneOffset() * 60_000;
+    const labels: HTMLElement[] = [];
+    for (let t = Math.ceil((startMs - offset) / tickMs) * tickMs + offset; t <= startMs + spanMs; t += tickMs) {
+      const pct = ((t - startMs) / spanMs) * 100;
+      const label = h('span', { class: 'tick', 'data-time': new Date(t).toISOString() }, formatClock(t));
+      label.style.left = `${pct}%`;
+      if (pct > 92) label.classList.add('tick-end');
+      else if (pct < 8) label.classList.add('tick-start');
+      labels.push(label);
+    }
+    this.axis.replaceChildren(...labels);
+
+    const total = series.reduce((a, b) => a + b, 0);
+    const peakAt = series.indexOf(peak);
+    this.summary.textContent =
+      total === 0
+        ? `No tool calls in the ${windowLabel}.`
+        : `${total.toLocaleString('en-US')} calls in the ${windowLabel} · peak ${peak.toLocaleString('en-US')} per ${unit} at ${formatClock(startMs + peakAt * bucketMs)} · now ${series[series.length - 1]}`;
   }
 }

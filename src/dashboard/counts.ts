@@ -1,41 +1,29 @@
-// Counts of tool calls by action (allow, deny, redact, flag, unknown), shown in #action-counts.
-import { byId, onNextFrame } from './dom.js';
-import { ACTIONS, type ActionKey } from './table.js';
+// Counts of tool calls by action (allow, deny, redact, flag, unknown) of the chosen window, shown in #action-counts.
+import { ACTION_KEYS, type ActionKey } from '../audit/action-keys.js';
+import { byId } from './dom.js';
 
 export class ActionCounts {
-  private readonly counts = new Map<ActionKey, number>();
   private readonly cells = new Map<ActionKey, HTMLElement>();
   private readonly total: HTMLElement;
-  private readonly render = (): void => this.draw();
 
   constructor(container: HTMLElement) {
-    for (const a of ACTIONS) {
+    for (const a of ACTION_KEYS) {
       const cell = container.querySelector<HTMLElement>(`[data-action="${a}"]`);
       if (!cell) throw new Error(`dashboard: #action-counts has no [data-action="${a}"]`);
       this.cells.set(a, cell);
     }
     this.total = byId('action-total');
-    this.reset();
   }
 
-  add(action: ActionKey): void {
-    this.counts.set(action, (this.counts.get(action) ?? 0) + 1);
-    onNextFrame(this.render);
-  }
-
-  reset(): void {
-    for (const a of ACTIONS) this.counts.set(a, 0);
-    onNextFrame(this.render);
-  }
-
-  private draw(): void {
+  show(counts: Record<ActionKey, number>): void {
     let total = 0;
     for (const [a, cell] of this.cells) {
-      const n = this.counts.get(a) ?? 0;
+      const n = counts[a] ?? 0;
       total += n;
-      cell.textContent = String(n);
+      cell.textContent = n.toLocaleString('en-US');
       cell.dataset.count = String(n);
     }
-    this.total.textContent = String(total);
+    this.total.textContent = total.toLocaleString('en-US');
+    this.total.dataset.count = String(total);
   }
 }

@@ -39,22 +39,32 @@ export function show(value: string | number | null | undefined): string {
 
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
-/** Local wall-clock time with milliseconds (HH:MM:SS.mmm); the raw text when it is not a date. */
+const isToday = (d: Date): boolean => d.toDateString() === new Date().toDateString();
+const datePart = (d: Date): string => `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`;
+
+/** Local time with milliseconds (HH:MM:SS.mmm), preceded by the date when it is not today; the raw text when not a date. */
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)}`;
+  return isToday(d) ? time : `${datePart(d)} ${time}`;
 }
 
-/** Local date and time without milliseconds, for values that may be days old. */
+/** Local date and time without milliseconds, the date only when not today, for values that may be days old. */
 export function formatDateTime(iso: string | null | undefined): string {
   if (!iso) return '—';
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  const today = new Date();
   const time = `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
-  return d.toDateString() === today.toDateString() ? time : `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${time}`;
+  return isToday(d) ? time : `${datePart(d)} ${time}`;
+}
+
+/** Local HH:MM of an epoch-ms time, with the month and day when not today (chart axes). */
+export function formatClock(ms: number): string {
+  const d = new Date(ms);
+  const hm = `${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  return isToday(d) ? hm : `${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${hm}`;
 }
 
 const frameTasks = new Set<() => void>();

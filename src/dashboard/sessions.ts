@@ -1,6 +1,8 @@
 // The sessions table: loaded from /api/v1/sessions, kept current by session_update and tool_call events, with Suspend/Resume.
 import { api, ApiError, isUnauthorized, type Session } from './api.js';
-import { formatDateTime, h, onNextFrame, show } from './dom.js';
+import { byId, formatDateTime, h, onNextFrame } from './dom.js';
+import { copyableId, sessionId } from './ids.js';
+import { cell } from './table.js';
 import type { SessionUpdateEvent, ToolCallEvent } from './stream.js';
 
 type Op = 'suspend' | 'resume';
@@ -31,6 +33,15 @@ export class SessionsView {
       const id = button?.closest<HTMLElement>('tr[data-session-id]')?.dataset.sessionId;
       if (button && id !== undefined) void this.run(id, button.dataset.op as Op);
     });
+  }
+
+  /** The window's session counters: sessions whose latest call is in the window, by status now. */
+  showCounters(c: { seen: number; active: number; suspended: number }): void {
+    for (const [id, n] of [['sessions-seen', c.seen], ['sessions-active', c.active], ['sessions-suspended', c.suspended]] as const) {
+      const el = byId(id);
+      el.textContent = n.toLocaleString('en-US');
+      el.dataset.count = String(n);
+    }
   }
 
   load(items: Session[]): void {
@@ -129,15 +140,20 @@ export class SessionsView {
     const op: Op | null = s.status === 'active' ? 'suspend' : s.status === 'suspended' ? 'resume' : null;
     tr.dataset.state = s.status;
     tr.replaceChildren(
-      h('td', { class: 'id', title: s.sessionId }, s.sessionId),
-      h('td', { class: 'id', title: s.serverId ?? '' }, show(s.serverId)),
-      h('td', { 'data-status': s.status, title: s.statusReason ?? '' }, h('span', { class: `status status-${s.status}` }, s.status)),
-      h('td', { class: 'num' }, String(s.toolCallCount)),
-      h('td', { class: 'time', title: s.lastSeenAt ?? '' }, formatDateTime(s.lastSeenAt)),
-      h(
-        'td',
+      cell('Session', { class: 'id session-cell' }, sessionId(s.sessionId), h('span', { class: 'session-server' }, 'server ', copyableId(s.serverId))),
+      cell('Status', { 'data-status': s.status, title: s.statusReason ?? '' }, h('span', { class: `status status-${s.status}` }, s.status)),
+      cell('Calls', { class: 'num' }, String(s.toolCallCount)),
+      cell('Last seen', { class: 'time', title: s.lastSeenAt ?? '' }, formatDateTime(s.lastSeenAt)),
+      cell(
+        '',
         { class: 'op' },
-        op ? h('button', { type: 'button', class: `btn small ${op === 'suspend' ? 'danger' : ''}`, 'data-op': op, disabled: busy }, op === 'suspend' ? 'Suspend' : 'Resume') : '',
+        op
+          ? h(
+              'button',
+              { type: 'button', class: `btn small ${op === 'suspend' ? 'danger' : ''}`, 'data-op': op, disabled: busy, 'aria-label': `${op === 'suspend' ? 'Suspend' : 'Resume'} session ${s.sessionId}` },
+              op === 'suspend' ? 'Suspend' : 'Resume',
+            )
+          : '',
       ),
     );
   }

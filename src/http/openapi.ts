@@ -2,6 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { auditQuerySchema } from '../audit/audit-routes.js';
+import { statsQuerySchema } from '../audit/audit-stats-routes.js';
 import { activeOrgBody, createKeyBody, createOrgBody, createUserBody, loginBody } from '../auth/auth-schemas.js';
 import { rawEventSchema } from '../ingest/raw-schemas.js';
 
@@ -35,6 +36,15 @@ const ops: Record<string, Record<string, Op>> = {
   '/api/v1/ingest/firehose': { post: { summary: 'Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing)', security: ['firehoseKey'] } },
   '/api/v1/ingest/datadog': { post: { summary: 'Datadog webhook (JSON or form encoded); optional Idempotency-Key header', security: ['apiKey'] } },
   '/api/v1/audit-events': { get: { summary: 'Stored audit events, filtered, cursor paging by seq', security: ['cookie', 'apiKey'], query: auditQuerySchema } },
+  '/api/v1/audit-events/stats': {
+    get: {
+      summary:
+        'Figures of a fixed window (1h: 60 one-minute buckets; 24h: 96 fifteen-minute buckets): tool calls by action and bucket, sessions seen, the latest 50 anomalies, and asOfSeq (the last seq they include)',
+      security: ['cookie', 'apiKey'],
+      query: statsQuerySchema,
+      responses: { '200': 'the figures', '400': 'unknown window', '503': 'the figures took longer than STATS_QUERY_TIMEOUT_MS' },
+    },
+  },
   '/api/v1/sessions': { get: { summary: 'Agent sessions', security: ['cookie', 'apiKey'] } },
   '/api/v1/sessions/{id}': { get: { summary: 'One agent session', security: ['cookie', 'apiKey'] } },
   '/api/v1/sessions/{id}/suspend': { post: { summary: 'Suspend a session (409 when already suspended)', security: ['cookie', 'apiKey'] } },

@@ -50,6 +50,8 @@ export interface SessionActivity {
   lastSeenAt: Date;
   /** Earliest call time of the batch; lastSeenAt when not given. */
   firstSeenAt?: Date;
+  /** For a session this write creates: the timestamp of its session_update (created), stored as statusChangedAt. */
+  createdAt?: Date;
 }
 
 export async function getSession(db: Queryable, orgId: string, sessionId: string, forUpdate = false): Promise<SessionRow | undefined> {

@@ -271,6 +271,13 @@ describe.runIf(realBackendAvailable)('every public route under hostile input', (
     await run(fc.asyncProperty(q, (r) => check('GET /audit-events', r)), 200);
   });
 
+  it('audit event stats query', async () => {
+    const q = fc
+      .tuple(credentials('key', 'cookie'), nastyQuery(['window']))
+      .map(([[, h], query]): Req => ({ method: 'GET', path: `/api/v1/audit-events/stats${query}`, headers: h }));
+    await run(fc.asyncProperty(q, (r) => check('GET /audit-events/stats', r)), 100);
+  });
+
   it('sessions: list, read, suspend, resume', async () => {
     const cursor = fc.oneof(nastyString, fc.constantFrom(Buffer.from('["2024-01-01T00:00:00Z","x"]').toString('base64url'), Buffer.from('["+275760-09-13T00:00:00.000Z","x"]').toString('base64url'), Buffer.from('[1,2]').toString('base64url'), Buffer.from('{"__proto__":1}').toString('base64url')));
     const list = fc

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   /** Test-only modules loaded (after tsx) before the entry point, relative to the repository root. */
   preload?: string[];
   port?: number;
+  /** How long to wait for the "listening" line; a busy machine may take long to compile and migrate. */
+  startTimeoutMs?: number;
 }
 
 export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
@@ -51,7 +53,7 @@ export async function spawnServer(opts: SpawnOptions): Promise<ServerProcess> {
       if (watched.isRunning()) proc.kill(signal);
     },
   };
-  await server.waitForOutput(/audit-stream listening/, 60_000);
+  await server.waitForOutput(/audit-stream listening/, opts.startTimeoutMs ?? 60_000);
   return server;
 }
 

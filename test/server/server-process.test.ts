@@ -21,7 +21,7 @@ interface Proc {
 function startServer(env: Record<string, string>): Proc {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const watched = watchOutput(proc, 'server');
-  return { proc, output: watched.output, exited: watched.exited.then((e) => e.code), waitFor: (re, t = 60_000) => watched.waitForOutput(re, t) };
+  return { proc, output: watched.output, exited: watched.exited.then((e) => e.code), waitFor: (re, t = START_TIMEOUT_MS) => watched.waitForOutput(re, t) };
 }
 
 /** Resolves with the exit code, or null when the process is still running after timeoutMs (then it is killed). */
@@ -32,6 +32,12 @@ async function exitCodeWithin(p: Proc, timeoutMs: number): Promise<number | null
   if (r === 'running') p.proc.kill('SIGKILL');
   return r;
 }
+
+/**
+ * How long a line may take to appear: only the failure path of a hung process. Generous, because a busy machine can take
+ * long to compile the sources, start PGlite and migrate before the first line.
+ */
+const START_TIMEOUT_MS = 240_000;
 
 describe('server process', () => {
   it('refuses to start with a bad setting and names it', () => {
@@ -71,7 +77,7 @@ describe('server process', () => {
     } finally {
       s.proc.kill('SIGKILL');
     }
-  });
+  }, 2 * START_TIMEOUT_MS);
 
   it('one process per DATA_DIR: a second exits at once (code 75, naming the directory); the first keeps every event; a killed holder does not block a restart', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'as-lock-'));
@@ -108,7 +114,7 @@ describe('server process', () => {
       first.proc.kill('SIGKILL');
       third?.proc.kill('SIGKILL');
     }
-  });
+  }, 2 * START_TIMEOUT_MS);
 
   it('the demo login is never lost: a first start that cannot listen creates nothing, the next start creates and prints it', async () => {
     const dataDir = await mkdtemp(path.join(tmpdir(), 'as-seed-'));
@@ -132,5 +138,5 @@ describe('server process', () => {
     } finally {
       s.proc.kill('SIGKILL');
     }
-  });
+  }, 2 * START_TIMEOUT_MS);
 });

@@ -1,0 +1,65 @@
+// GET /api/v1/audit-events/stats: the dashboard's figures for a fixed window (counts by action and bucket, sessions, anomalies).
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { authOf, type Authenticator } from '../auth/authenticate.js';
+import type { Db } from '../db/db.js';
+import { AppError } from '../http/errors.js';
+import { readAuditStats, type AuditStats } from './audit-stats-repo.js';
+import { bucketRange, STATS_WINDOW_NAMES, STATS_WINDOWS, type StatsWindow } from './stats-windows.js';
+
+export const statsQuerySchema = z.object({
+  window: z.enum(STATS_WINDOW_NAMES as [StatsWindow, ...StatsWindow[]]).default('1h'),
+});
+
+export interface StatsRouteDeps {
+  db: Db;
+  auth: Authenticator;
+  /** Longest the aggregate statement may run (Postgres statement_timeout); past it the request answers 503. */
+  queryTimeoutMs: number;
+}
+
+export function registerAuditStatsRoutes(app: FastifyInstance, deps: StatsRouteDeps) {
+  // Requests for the same organization and window while one is being computed share its answer: however often a
+  // client asks, each (organization, window) holds at most one database connection for this route at a time.
+  const inFlight = new Map<string, Promise<AuditStats & { from: number; to: number }>>();
+
+  async function compute(orgId: string, window: StatsWindow) {
+    const range = bucketRange(window, Date.now());
+    try {
+      const stats = await deps.db.transaction(async (tx) => {
+        await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(deps.queryTimeoutMs))}`);
+        return readAuditStats(tx, orgId, range);
+      });
+      return { ...stats, from: range.fromMs, to: range.toMs };
+    } catch (err) {
+      if ((err as { code?: string }).code === '57014') {
+        throw new AppError(503, 'stats_timeout', `the figures took longer than ${deps.queryTimeoutMs} ms to compute; retry later`, { retryAfterSeconds: 5 });
+      }
+      throw err;
+    }
+  }
+
+  app.get('/api/v1/audit-events/stats', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request) => {
+    const { window } = statsQuerySchema.parse(request.query);
+    const orgId = authOf(request).orgId;
+    const key = `${orgId} ${window}`;
+    let pending = inFlight.get(key);
+    if (!pending) {
+      pending = compute(orgId, window).finally(() => inFlight.delete(key));
+      inFlight.set(key, pending);
+    }
+    const s = await pending;
+    return {
+      window,
+      from: new Date(s.from).toISOString(),
+      to: new Date(s.to).toISOString(),
+      bucketSeconds: STATS_WINDOWS[window].bucketSeconds,
+      asOfSeq: s.asOfSeq,
+      total: s.total,
+      actions: s.actions,
+      buckets: s.buckets,
+      sessions: s.sessions,
+      anomalies: s.anomalies,
+    };
+  });
+}
