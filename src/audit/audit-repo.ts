@@ -6,6 +6,7 @@ import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.j
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
 import { rowJsonSlices } from './row-json.js';
+import { seqRangeOfTimes } from './event-hours.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -271,19 +272,44 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   if (f.source) add('source = ?', f.source);
   if (f.from) add('occurred_at >= ?', f.from.toISOString());
   if (f.to) add('occurred_at < ?', f.to.toISOString());
+  if (f.from || f.to) {
+    where.push(
+      seqRangeOfTimes('$1', f, (v) => {
+        params.push(v);
+        return `$${params.length}`;
+      }),
+    );
+  }
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
   if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
   params.push(f.limit);
-  const r = await db.query<{
-    seq: number; type: string; source: string; occurred_at: Date | string; received_at: Date | string;
-    server_id: string | null; session_id: string | null; tool_name: string | null; action: string | null;
-    latency_ms: number | null; metadata: Record<string, unknown>;
-  }>(
-    `SELECT seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms, metadata
+  const r = await db.query<AuditEventDbRow>(
+    `SELECT ${AUDIT_EVENT_COLUMNS}
      FROM audit_events WHERE ${where.join(' AND ')} ORDER BY seq ${f.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
     params,
   );
-  return r.rows.map((x) => ({
+  return r.rows.map(toAuditEventRow);
+}
+
+/** The columns an API listing or export shows of an event, in the order of AuditEventDbRow. */
+export const AUDIT_EVENT_COLUMNS = 'seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms, metadata';
+
+export interface AuditEventDbRow {
+  seq: number;
+  type: string;
+  source: string;
+  occurred_at: Date | string;
+  received_at: Date | string;
+  server_id: string | null;
+  session_id: string | null;
+  tool_name: string | null;
+  action: string | null;
+  latency_ms: number | null;
+  metadata: Record<string, unknown>;
+}
+
+export function toAuditEventRow(x: AuditEventDbRow): AuditEventRow {
+  return {
     seq: Number(x.seq),
     type: x.type,
     source: x.source,
@@ -295,5 +321,6 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
     action: x.action,
     latencyMs: x.latency_ms,
     metadata: x.metadata,
-  }));
+  };
 }
+

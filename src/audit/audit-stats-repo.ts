@@ -2,6 +2,7 @@
 import type { Queryable } from '../db/db.js';
 import { ACTION_KEYS, type ActionKey } from './action-keys.js';
 import { STATS_ANOMALY_LIMIT, type BucketRange } from './stats-windows.js';
+import { seqRangeOfTimes } from './event-hours.js';
 
 export interface StatsBucket {
   start: string;
@@ -23,13 +24,15 @@ const zeroCounts = (): Record<ActionKey, number> => Object.fromEntries(ACTION_KE
 
 /**
  * One statement, so every figure comes from one snapshot (and asOfSeq with them: seqs commit in order, so the snapshot
- * holds exactly the events up to the counter it sees). Tool calls and sessions are read through the (org_id,
- * occurred_at) and (org_id, status, last_seen_at) indexes, anomalies through the partial (org_id, occurred_at) index of
- * anomaly rows (migration 002).
+ * holds exactly the events up to the counter it sees). Tool calls are read as the seq range audit_event_hours gives for
+ * the window (a primary-key range), sessions through the (org_id, status, last_seen_at) index, anomalies through the
+ * partial (org_id, occurred_at) index of anomaly rows (migration 003).
  */
 export async function readAuditStats(db: Queryable, orgId: string, range: BucketRange): Promise<AuditStats> {
   const from = new Date(range.fromMs).toISOString();
   const to = new Date(range.toMs).toISOString();
+  const params: unknown[] = [orgId, from, to, range.bucketSeconds, STATS_ANOMALY_LIMIT];
+  const inWindow = seqRangeOfTimes('$1', { from: new Date(range.fromMs), to: new Date(range.toMs) }, (v) => `$${params.push(v)}`);
   const r = await db.query<{
     seq: string | number;
     calls: { b: string | number; a: ActionKey; n: string | number }[];
@@ -43,7 +46,7 @@ export async function readAuditStats(db: Queryable, orgId: string, range: Bucket
               CASE WHEN action IN ('allow', 'deny', 'redact', 'flag') THEN action ELSE 'unknown' END AS a,
               count(*) AS n
        FROM audit_events
-       WHERE org_id = $1 AND occurred_at >= $2 AND occurred_at < $3 AND type = 'tool_call'
+       WHERE org_id = $1 AND ${inWindow} AND occurred_at >= $2 AND occurred_at < $3 AND type = 'tool_call'
        GROUP BY 1, 2
      ), anomalies AS (
        SELECT seq, payload FROM audit_events
@@ -58,7 +61,7 @@ export async function readAuditStats(db: Queryable, orgId: string, range: Bucket
             (SELECT coalesce(json_agg(json_build_object('seq', seq, 'payload', payload) ORDER BY seq DESC), '[]'::json) FROM anomalies) AS anomalies,
             s.seen, s.active, s.suspended
      FROM sessions s`,
-    [orgId, from, to, range.bucketSeconds, STATS_ANOMALY_LIMIT],
+    params,
   );
   const row = r.rows[0];
   const buckets: StatsBucket[] = Array.from({ length: range.count }, (_, i) => ({

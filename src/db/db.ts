@@ -10,8 +10,11 @@ export interface Queryable {
 
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
-  /** Runs fn inside BEGIN/COMMIT on one connection; rolls back when fn throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Runs fn inside BEGIN/COMMIT on one connection; rolls back when fn throws. `queryTimeoutMs` replaces the client-side
+   * limit on one statement's answer (Postgres; for maintenance such as migrations that build indexes on large tables).
+   */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { queryTimeoutMs?: number }): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

@@ -9,6 +9,8 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const MIGRATIONS_DIR = path.resolve(here, here.includes(`${path.sep}dist${path.sep}`) ? '../../../migrations' : '../../migrations');
 
 const LOCK_KEY = 7_243_901_117; // arbitrary, constant: "audit-stream migrations"
+/** A migration may build indexes on a large table: it is not held to the per-statement answer limit of requests. */
+const MIGRATION_QUERY_TIMEOUT_MS = 6 * 3_600_000;
 
 export interface Migration {
   version: string;
@@ -35,5 +37,5 @@ export async function migrate(db: Db, dir = MIGRATIONS_DIR): Promise<string[]> {
       applied.push(m.version);
     }
     return applied;
-  });
+  }, { queryTimeoutMs: MIGRATION_QUERY_TIMEOUT_MS });
 }

@@ -30,7 +30,7 @@ export function createPgDb(opts: PgDbOptions): Db {
     async query<R>(sql: string, params?: unknown[]) {
       return asResult<R>(await pool.query(sql, params as unknown[]));
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>, txOpts: { queryTimeoutMs?: number } = {}): Promise<T> {
       const client = await pool.connect();
       let broken = false;
       // While checked out, the pool no longer listens for the client's 'error' event: a connection lost mid-transaction
@@ -43,7 +43,10 @@ export function createPgDb(opts: PgDbOptions): Db {
         await client.query('BEGIN');
         const tx: Queryable = {
           async query<R>(sql: string, params?: unknown[]) {
-            return asResult<R>(await client.query(sql, params as unknown[]));
+            if (txOpts.queryTimeoutMs === undefined) return asResult<R>(await client.query(sql, params as unknown[]));
+            // node-postgres reads query_timeout from a query's config too (not in its types).
+            const config = { text: sql, values: params as unknown[], query_timeout: txOpts.queryTimeoutMs } as pg.QueryConfig;
+            return asResult<R>(await client.query(config));
           },
         };
         const out = await fn(tx);
