@@ -31,6 +31,7 @@ import { seedDemo, type DemoCredentials } from './auth/seed.js';
 import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
 import { registerAuditRoutes } from './audit/audit-routes.js';
 import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
+import { registerAuditExportRoutes } from './audit/audit-export-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { registerIngestRoutes } from './ingest/ingest-routes.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
@@ -176,6 +177,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
+  registerAuditExportRoutes(app, { db, auth, pageRows: config.EXPORT_PAGE_ROWS });
   registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });

@@ -57,6 +57,8 @@ export const configSchema = z.object({
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
+  /** Most events one page of an export reads (one query; the chunk held in memory). */
+  EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),

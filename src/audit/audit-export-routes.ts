@@ -1,0 +1,69 @@
+// GET /api/v1/audit-events/export: a time range of the organization's events as NDJSON (gzip when asked), streamed.
+import { Readable } from 'node:stream';
+import { createGzip } from 'node:zlib';
+import negotiate from '@fastify/accept-negotiator';
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { authOf, type Authenticator } from '../auth/authenticate.js';
+import type { Db } from '../db/db.js';
+import { auditQuerySchema } from './audit-routes.js';
+import { exportNdjson, type ExportProgress } from './audit-export.js';
+
+export const exportQuerySchema = z
+  .object({
+    from: auditQuerySchema.shape.from,
+    to: auditQuerySchema.shape.to,
+    /** Resume: only events with a greater seq (the seq of the last line a previous, interrupted export delivered). */
+    cursor: auditQuerySchema.shape.cursor,
+  })
+  .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['to'] });
+
+export interface ExportRouteDeps {
+  db: Db;
+  auth: Authenticator;
+  /** Most events one page (one query, one chunk in memory) of an export holds: EXPORT_PAGE_ROWS. */
+  pageRows: number;
+}
+
+/** Bytes of text buffered ahead of the socket before the next page is read. */
+const BUFFER_BYTES = 64 * 1024;
+
+export function registerAuditExportRoutes(app: FastifyInstance, deps: ExportRouteDeps) {
+  // Exports in progress end when the instance shuts down (the client resumes with `cursor` elsewhere), so a long
+  // export never holds up a shutdown.
+  const running = new Set<Readable>();
+  app.addHook('preClose', async () => {
+    for (const s of running) s.destroy();
+  });
+
+  app.get('/api/v1/audit-events/export', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request, reply) => {
+    const q = exportQuerySchema.parse(request.query);
+    const orgId = authOf(request).orgId;
+    const abort = new AbortController();
+    const progress: ExportProgress = { rows: 0, lastSeq: 0 };
+    const range = { from: q.from, to: q.to, afterSeq: q.cursor === undefined ? undefined : Number(q.cursor) };
+    // objectMode off: the stream buffers BUFFER_BYTES of text and pulls the next page only when it drops below that.
+    const source = Readable.from(exportNdjson(deps.db, orgId, range, deps.pageRows, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
+    running.add(source);
+    let finished = false;
+    source.once('end', () => {
+      finished = true;
+    });
+    reply.raw.once('close', () => {
+      abort.abort();
+      running.delete(source);
+      if (!source.destroyed) source.destroy();
+      request.log.info({ orgId, rows: progress.rows, lastSeq: progress.lastSeq, complete: finished && reply.raw.writableFinished }, 'export ended');
+    });
+    const gzip = negotiate(request.headers['accept-encoding'] ?? '', ['gzip', 'identity']) === 'gzip';
+    reply
+      .header('content-type', 'application/x-ndjson; charset=utf-8')
+      .header('cache-control', 'no-store')
+      .header('vary', 'Accept-Encoding');
+    if (!gzip) return reply.send(source);
+    const zipped = createGzip();
+    source.once('error', (err) => zipped.destroy(err));
+    zipped.once('close', () => source.destroy());
+    return reply.header('content-encoding', 'gzip').send(source.pipe(zipped));
+  });
+}

@@ -1,0 +1,40 @@
+// SQL for exports: the seq bounds of a time range, and one keyset page of it in seq order.
+import type { Queryable } from '../db/db.js';
+import { hourOf } from './event-hours.js';
+import { AUDIT_EVENT_COLUMNS, currentSeq, toAuditEventRow, type AuditEventDbRow, type AuditEventRow } from './audit-repo.js';
+
+export interface ExportRange {
+  /** occurred_at >= from, when given. */
+  from?: Date;
+  /** occurred_at < to, when given. */
+  to?: Date;
+}
+
+/**
+ * The seqs (afterSeq, upToSeq] holding every stored event of the range, or null when it has none. Only events already
+ * committed when the export starts are exported (the org counter is read first; seqs commit in order), so an export
+ * ends even while events keep arriving. The bounds come from audit_event_hours (per hour of occurred_at, the seq range
+ * of its events), so a narrow range of old events is not found by walking the whole organization.
+ */
+export async function exportSeqBounds(db: Queryable, orgId: string, range: ExportRange): Promise<{ afterSeq: number; upToSeq: number } | null> {
+  const last = await currentSeq(db, orgId);
+  if (last === 0) return null;
+  if (!range.from && !range.to) return { afterSeq: 0, upToSeq: last };
+  const r = await db.query<{ lo: number | null; hi: number | null }>(
+    `SELECT min(min_seq) AS lo, max(max_seq) AS hi FROM audit_event_hours
+     WHERE org_id = $1 AND hour >= $2 AND hour <= $3 AND min_seq <= $4`,
+    [orgId, range.from ? hourOf(range.from) : -2_147_483_648, range.to ? hourOf(range.to) : 2_147_483_647, last],
+  );
+  const { lo, hi } = r.rows[0] ?? { lo: null, hi: null };
+  return lo === null || hi === null ? null : { afterSeq: Number(lo) - 1, upToSeq: Math.min(Number(hi), last) };
+}
+
+/** Up to `limit` events of the range with seq in (afterSeq, upToSeq], in seq order (a walk of the primary key). */
+export async function readExportPage(db: Queryable, orgId: string, range: ExportRange, afterSeq: number, upToSeq: number, limit: number): Promise<AuditEventRow[]> {
+  const params: unknown[] = [orgId, afterSeq, upToSeq, limit];
+  const where = ['org_id = $1', 'seq > $2', 'seq <= $3'];
+  if (range.from) where.push(`occurred_at >= $${params.push(range.from.toISOString())}`);
+  if (range.to) where.push(`occurred_at < $${params.push(range.to.toISOString())}`);
+  const r = await db.query<AuditEventDbRow>(`SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $4`, params);
+  return r.rows.map(toAuditEventRow);
+}
