@@ -1,7 +1,9 @@
 // SQL for the audit event log: gapless per-org seq assignment, dedupe, reads for replay and listing.
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
-import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
+import type { AuditEventRow } from '../contract/api-rows.js';
+export type { AuditEventRow } from '../contract/api-rows.js';
+import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
@@ -243,19 +245,6 @@ export interface AuditEventFilter {
   limit: number;
 }
 
-export interface AuditEventRow {
-  seq: number;
-  type: string;
-  source: string;
-  occurredAt: string;
-  receivedAt: string;
-  serverId: string | null;
-  sessionId: string | null;
-  toolName: string | null;
-  action: string | null;
-  latencyMs: number | null;
-  metadata: Record<string, unknown>;
-}
 
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventRow[]> {
   const where = ['org_id = $1'];
@@ -296,8 +285,8 @@ export const AUDIT_EVENT_COLUMNS = 'seq, type, source, occurred_at, received_at,
 
 export interface AuditEventDbRow {
   seq: number;
-  type: string;
-  source: string;
+  type: AuditEventType;
+  source: AuditSource;
   occurred_at: Date | string;
   received_at: Date | string;
   server_id: string | null;
