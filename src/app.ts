@@ -33,6 +33,8 @@ import { createEventRecorder, type EventRecorder } from './audit/record-events.j
 import { registerAuditRoutes } from './audit/audit-routes.js';
 import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
 import { registerAuditExportRoutes } from './audit/audit-export-routes.js';
+import { createRetentionJob, type RetentionJob } from './retention/retention-job.js';
+import { registerRetentionRoutes } from './retention/retention-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { registerIngestRoutes } from './ingest/ingest-routes.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
@@ -67,6 +69,8 @@ export interface AppContext {
   bus: Bus;
   metrics: Metrics;
   hub: StreamHub;
+  /** Removes expired events on a timer; one instance at a time runs a pass. */
+  retention: RetentionJob;
   recorder: EventRecorder;
   logger: Logger;
   /**
@@ -133,6 +137,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }
     if (batch) metrics.eventsPublished.inc(batch.events.length);
   });
+  const retention = createRetentionJob({
+    db,
+    logger,
+    defaultDays: config.AUDIT_RETENTION_DAYS,
+    intervalMs: config.RETENTION_INTERVAL_MS,
+    batchRows: config.RETENTION_BATCH_ROWS,
+    leaseMs: config.RETENTION_LEASE_MS,
+  });
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
 
@@ -181,6 +193,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerHealthRoutes(app, { db, bus, metrics });
   registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
+  if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
@@ -198,11 +211,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     hub.shutdown();
   });
   app.addHook('onClose', async () => {
+    await retention.stop();
     await anomaly.close();
     await bus.close();
     await db.close();
   });
 
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
-  return { app, config, db, bus, metrics, hub, recorder, logger, seedDemo: seed };
+  retention.start();
+  return { app, config, db, bus, metrics, hub, recorder, logger, retention, seedDemo: seed };
 }

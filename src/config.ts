@@ -59,6 +59,14 @@ export const configSchema = z.object({
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
+  /** Days an organization's events are kept (from when they were stored) unless it has its own period; unset = forever. */
+  AUDIT_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(36_500).optional()),
+  /** How often each instance tries to run a retention pass (one instance at a time runs it). */
+  RETENTION_INTERVAL_MS: int(600_000, 1000, 86_400_000),
+  /** Most events one retention delete statement removes. */
+  RETENTION_BATCH_ROWS: int(10_000, 1, 100_000),
+  /** How long a retention pass holds the job between renewals; another instance may take over after it. */
+  RETENTION_LEASE_MS: int(300_000, 1000, 86_400_000),
 
   SSE_RETRY_MS: int(2000, 0),
   SSE_HEARTBEAT_MS: int(15_000, 10),

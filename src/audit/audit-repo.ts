@@ -226,6 +226,12 @@ export async function readStreamRange(db: Queryable, orgId: string, afterSeq: nu
   return { events, lastSeq };
 }
 
+/** The org's oldest stored seq (events before it were removed by retention), or null when none is stored. */
+export async function oldestStoredSeq(db: Queryable, orgId: string): Promise<number | null> {
+  const r = await db.query<{ seq: number | null }>('SELECT min(seq) AS seq FROM audit_events WHERE org_id = $1', [orgId]);
+  return r.rows[0]?.seq == null ? null : Number(r.rows[0].seq);
+}
+
 export async function currentSeq(db: Queryable, orgId: string): Promise<number> {
   const r = await db.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1', [orgId]);
   return r.rows.length ? Number(r.rows[0].event_seq) : 0;

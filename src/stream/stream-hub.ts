@@ -1,7 +1,7 @@
 // All SSE streams of this instance: org feeds (reference-counted), limits, replay, heartbeats, credential checks, shutdown.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
+import { currentSeq, oldestStoredSeq, readStreamRange } from '../audit/audit-repo.js';
 import type { AuthRepo } from '../auth/auth-repo.js';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
@@ -105,6 +105,15 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (upTo - after > config.SSE_REPLAY_LIMIT) {
       from = upTo - config.SSE_REPLAY_LIMIT;
       conn.write(comment(`reset: events ${after + 1}..${from} are beyond the replay window of ${config.SSE_REPLAY_LIMIT}; read them from /api/v1/audit-events. Continuing from ${from + 1}`));
+    }
+    if (from < upTo) {
+      // Events before the oldest stored one were removed by retention: say so, never skip them silently.
+      const oldest = (await oldestStoredSeq(deps.db, orgId)) ?? upTo + 1;
+      if (oldest > from + 1) {
+        const resumeAfter = Math.min(oldest - 1, upTo);
+        conn.write(comment(`reset: events ${from + 1}..${resumeAfter} are no longer kept (retention). Continuing from ${resumeAfter + 1}`));
+        from = resumeAfter;
+      }
     }
     conn.lastSentSeq = from;
     while (from < upTo && !conn.closed) {

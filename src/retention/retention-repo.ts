@@ -1,0 +1,101 @@
+// SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session and
+// server rows left without events.
+import type { Queryable, Db } from '../db/db.js';
+import { lockOrgSeq } from '../audit/audit-repo.js';
+export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
+
+export interface RetainedOrg {
+  orgId: string;
+  days: number;
+}
+
+/** Organizations with a retention period in effect: their own, or `defaultDays` (AUDIT_RETENTION_DAYS) when not set. */
+export async function retainedOrgs(db: Queryable, defaultDays: number | undefined): Promise<RetainedOrg[]> {
+  const r = await db.query<{ id: string; days: number }>(
+    `SELECT id, CASE WHEN retention_set THEN retention_days ELSE $1::int END AS days FROM organizations
+     WHERE CASE WHEN retention_set THEN retention_days ELSE $1::int END IS NOT NULL ORDER BY id`,
+    [defaultDays ?? null],
+  );
+  return r.rows.map((x) => ({ orgId: x.id, days: Number(x.days) }));
+}
+
+export interface OrgRetentionSetting {
+  /** The organization's own period: a number of days, null for forever; undefined when it follows the default. */
+  days: number | null | undefined;
+}
+
+export async function readOrgRetention(db: Queryable, orgId: string): Promise<OrgRetentionSetting | null> {
+  const r = await db.query<{ retention_set: boolean; retention_days: number | null }>('SELECT retention_set, retention_days FROM organizations WHERE id = $1', [orgId]);
+  if (r.rows.length === 0) return null;
+  return { days: r.rows[0].retention_set ? r.rows[0].retention_days : undefined };
+}
+
+/** Sets the organization's own period (`days` null = forever), or with `undefined` returns it to the default. */
+export async function writeOrgRetention(db: Queryable, orgId: string, days: number | null | undefined): Promise<boolean> {
+  const r = await db.query('UPDATE organizations SET retention_set = $2, retention_days = $3 WHERE id = $1', [orgId, days !== undefined, days ?? null]);
+  return r.rowCount === 1;
+}
+
+/**
+ * Within seqs [lo, lo + span), the first event stored at or after `cutoff` (received_at), or null when all are older.
+ * Retention removes a prefix of seqs ending before the first event still within the period, so what is kept stays
+ * gapless.
+ */
+export async function firstKeptSeqIn(db: Queryable, orgId: string, lo: number, span: number, cutoff: Date): Promise<number | null> {
+  const r = await db.query<{ seq: number }>(
+    'SELECT seq FROM audit_events WHERE org_id = $1 AND seq >= $2 AND seq < $3 AND received_at >= $4 ORDER BY seq LIMIT 1',
+    [orgId, lo, lo + span, cutoff.toISOString()],
+  );
+  return r.rows.length ? Number(r.rows[0].seq) : null;
+}
+
+/**
+ * Deletes the org's events with seq in [lo, hi) — only while `leaseSql` holds — and returns how many, and the sessions
+ * and servers they named (candidates for removal once no event names them).
+ */
+export async function deleteSeqRange(
+  db: Queryable,
+  orgId: string,
+  lo: number,
+  hi: number,
+  lease: { sql: string; params: unknown[] },
+): Promise<{ removed: number; sessions: string[]; servers: string[] }> {
+  const r = await db.query<{ n: number; sessions: string[] | null; servers: string[] | null }>(
+    `WITH d AS (
+       DELETE FROM audit_events WHERE org_id = $1 AND seq >= $2 AND seq < $3 AND ${lease.sql}
+       RETURNING session_id, server_id
+     )
+     SELECT count(*)::int AS n, array_agg(DISTINCT session_id) FILTER (WHERE session_id IS NOT NULL) AS sessions,
+            array_agg(DISTINCT server_id) FILTER (WHERE server_id IS NOT NULL) AS servers FROM d`,
+    [orgId, lo, hi, ...lease.params],
+  );
+  const row = r.rows[0];
+  return { removed: Number(row?.n ?? 0), sessions: row?.sessions ?? [], servers: row?.servers ?? [] };
+}
+
+/** Forgets the hours whose events all went (the seq map of time ranges). */
+export async function deleteEmptyHours(db: Queryable, orgId: string, keptFromSeq: number): Promise<void> {
+  await db.query('DELETE FROM audit_event_hours WHERE org_id = $1 AND max_seq < $2', [orgId, keptFromSeq]);
+}
+
+/**
+ * Of the given sessions and servers, removes those no stored event names any more. Runs under the org's seq lock, so an
+ * event naming one cannot be stored between the check and the removal.
+ */
+export async function deleteOrphans(db: Db, orgId: string, sessions: string[], servers: string[]): Promise<{ sessions: number; servers: number }> {
+  if (sessions.length === 0 && servers.length === 0) return { sessions: 0, servers: 0 };
+  return db.transaction(async (tx) => {
+    await lockOrgSeq(tx, orgId);
+    const s = await tx.query(
+      `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
+       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id)`,
+      [orgId, sessions],
+    );
+    const v = await tx.query(
+      `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
+       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id)`,
+      [orgId, servers],
+    );
+    return { sessions: s.rowCount, servers: v.rowCount };
+  });
+}
