@@ -1,6 +1,5 @@
 // Operator admin API under /api/v1/admin, enabled only when ADMIN_TOKEN is set.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { NotFoundError, ConflictError, UnauthorizedError } from '../http/errors.js';
 import type { AuthRepo } from './auth-repo.js';
 import { createKeyBody, createOrgBody, createUserBody, orgIdParam, uuidParam } from './auth-schemas.js';
 import type { ApiKeyService } from './api-keys.js';
@@ -11,7 +10,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
   const expected = sha256Hex(deps.adminToken);
   const requireAdmin = async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new UnauthorizedError('admin token required');
+    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw app.httpErrors.unauthorized('admin token required');
   };
 
   app.register(async (admin) => {
@@ -29,7 +28,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
     admin.post('/api/v1/admin/organizations/:orgId/users', async (request, reply) => {
       const { orgId } = orgIdParam.parse(request.params);
       const body = createUserBody.parse(request.body);
-      if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+      if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
       let user = await deps.repo.findUserByEmail(body.email);
       if (user) {
         // An existing user joins another organization; the password is not changed through this route.
@@ -37,7 +36,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
         return reply.code(201).send({ id: user.id, email: user.email, role: body.role, existing: true });
       }
       const created = await deps.repo.createUser(body.email, await deps.hasher.hash(body.password)).catch((err: { code?: string }) => {
-        if (err.code === '23505') throw new ConflictError('a user with that email already exists');
+        if (err.code === '23505') throw app.httpErrors.conflict('a user with that email already exists');
         throw err;
       });
       user = { ...created, password_hash: '' };
@@ -48,14 +47,14 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
     admin.post('/api/v1/admin/organizations/:orgId/api-keys', async (request, reply) => {
       const { orgId } = orgIdParam.parse(request.params);
       const body = createKeyBody.parse(request.body);
-      if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+      if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
       const key = await deps.keys.issue(orgId, body.name, body.scopes);
       return reply.code(201).send(key);
     });
 
     admin.delete('/api/v1/admin/api-keys/:id', async (request, reply) => {
       const { id } = uuidParam.parse(request.params);
-      if (!(await deps.keys.revoke(id))) throw new NotFoundError('API key not found');
+      if (!(await deps.keys.revoke(id))) throw app.httpErrors.notFound('API key not found');
       return reply.code(204).send();
     });
   });

@@ -1,6 +1,5 @@
 // /api/v1/api-keys: an organization's admins list, create and revoke that organization's keys.
 import type { FastifyInstance } from 'fastify';
-import { NotFoundError } from '../http/errors.js';
 import type { AuthRepo } from './auth-repo.js';
 import { authOf, type Authenticator } from './authenticate.js';
 import { createKeyBody, uuidParam } from './auth-schemas.js';
@@ -21,7 +20,7 @@ export function registerApiKeyRoutes(app: FastifyInstance, deps: { auth: Authent
 
   app.delete('/api/v1/api-keys/:id', { onRequest: admin }, async (request, reply) => {
     const { id } = uuidParam.parse(request.params);
-    if (!(await deps.keys.revoke(id, authOf(request).orgId))) throw new NotFoundError('API key not found');
+    if (!(await deps.keys.revoke(id, authOf(request).orgId))) throw app.httpErrors.notFound('API key not found');
     return reply.code(204).send();
   });
 }
