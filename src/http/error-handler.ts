@@ -5,6 +5,7 @@ import { HttpError } from '@fastify/sensible';
 import { ZodError } from 'zod';
 import { isStorageUnavailable } from '../db/db.js';
 import { DomainError, type DomainErrorKind } from '../shared/domain-errors.js';
+import { zodIssues } from '../shared/zod-issues.js';
 import { AppError, type IssueDetail } from './errors.js';
 
 export interface ErrorBody {
@@ -16,9 +17,7 @@ export interface ErrorBody {
   [k: string]: unknown;
 }
 
-export function zodIssues(err: ZodError): IssueDetail[] {
-  return err.issues.slice(0, 50).map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
-}
+export { zodIssues };
 
 const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type'],

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { auditQuerySchema } from '../audit/audit-routes.js';
 import { statsQuerySchema } from '../audit/audit-stats-routes.js';
 import { activeOrgBody, createKeyBody, createOrgBody, createUserBody, loginBody } from '../auth/auth-schemas.js';
-import { rawEventSchema } from '../ingest/raw-schemas.js';
+import { rawEventSchema } from '../ingest/raw/raw-schemas.js';
 
 type Op = {
   summary: string;

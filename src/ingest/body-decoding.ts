@@ -1,4 +1,4 @@
-// Request body decoding for ingest routes: gzip/deflate Content-Encoding (bounded by the body limit) and NDJSON/text parsers.
+// Request body decoding: gzip/deflate Content-Encoding (bounded by the body limit) for ingest routes, and the app's NDJSON/text parsers.
 import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
 import { UnsupportedMediaTypeError } from '../http/errors.js';
