@@ -2,7 +2,6 @@
 import { inflateRawSync, inflateSync, gunzipSync, constants as zlibConstants } from 'node:zlib';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import { UnauthorizedError } from '../../http/errors.js';
 import { commonAttributesSchema } from './firehose-schemas.js';
 
 export const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
@@ -71,7 +70,7 @@ export function commonAttributesOf(headers: Readonly<IncomingHttpHeaders>): Comm
 export async function requireAccessKeyHeader(request: FastifyRequest): Promise<void> {
   if (header(request.headers, ACCESS_KEY_HEADER) !== null) return;
   const hint = request.headers.authorization ? ' (this request sent an Authorization header instead; Firehose sends the endpoint access key in X-Amz-Firehose-Access-Key)' : '';
-  throw new UnauthorizedError(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
+  throw request.server.httpErrors.unauthorized(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
 }
 
 function decodePrefix(bytes: Buffer, encoding: string): string {
