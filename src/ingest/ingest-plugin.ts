@@ -4,11 +4,13 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { EventRecorder } from '../audit/record-events.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { toErrorResponse } from '../http/error-handler.js';
+import { SECURITY } from '../http/route-schemas.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { bodyLimitOf, installBodyParsers, mediaTypeOf, requireContentType } from './content-types.js';
 import { idempotencyClaim, idempotencyKeyOf } from './idempotency.js';
 import type { IngestSource, ReplyContext, SourceAnswer } from './ingest-source.js';
+import { ingestRouteSchema } from './ingest-route-schema.js';
 import { storeEvents } from './store-events.js';
 
 export const INGEST_PREFIX = '/api/v1/ingest';
@@ -64,7 +66,7 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
         bodyLimit: opts.bodyLimit,
         onRequest,
         preParsing: decodeContentEncoding,
-        schema: { ...source.schema, consumes: types },
+        schema: ingestRouteSchema(source.summary, types, source.answerSchema, source.keyHeader ? SECURITY.firehoseKey : SECURITY.apiKey),
         ...(source.formatError ? { errorHandler: sourceErrorHandler(source) } : {}),
       },
       async (request, reply) => {

@@ -1,7 +1,8 @@
 // The contract of an ingest source: where it listens, what it accepts, a pure mapping of a body to audit events, and
 // optional hooks for sources whose senders expect their own answers. The ingest plugin does everything else.
 import type { IncomingHttpHeaders } from 'node:http';
-import type { FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyRequest } from 'fastify';
+import type { ZodType } from 'zod';
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
 import type { ErrorBody } from '../http/error-handler.js';
 
@@ -93,8 +94,10 @@ export interface IngestSource<Body = unknown, Info = unknown> {
    * key and body answers the first counts). False for sources whose senders give every entry an identity.
    */
   idempotency: { claim: string } | false;
-  /** Route documentation merged into each route's schema (summary, description, tags). */
-  schema?: FastifySchema;
+  /** One line for /openapi.json: what the routes take and how entries are deduplicated. */
+  summary: string;
+  /** The success answer's schema for /openapi.json; default `{accepted, duplicates}`. */
+  answerSchema?: ZodType;
   /**
    * Pure: the events of one body. Throws domain errors (InvalidInput, TooLarge) for bodies that cannot be stored;
    * nothing of such a request is stored.

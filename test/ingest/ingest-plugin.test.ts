@@ -19,6 +19,7 @@ const probe: IngestSource = {
   name: 'raw',
   prefix: '/probe',
   paths: ['/v1/a', '/v1/b'],
+  summary: 'A probe source of this test',
   accepts: { 'application/x-protobuf': 'bytes', 'application/json': 'bytes' },
   idempotency: false,
   toEvents(body, ctx) {

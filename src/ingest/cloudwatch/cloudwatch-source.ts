@@ -12,6 +12,7 @@ export function cloudWatchSource(): IngestSource {
   return {
     name: 'cloudwatch',
     paths: ['/cloudwatch'],
+    summary: 'CloudWatch Logs entries (spec body, subscription payload, awslogs envelope, gzip); optional Idempotency-Key header',
     accepts: ACCEPTS,
     idempotency: { claim: 'cloudwatch' },
     async toEvents(body, ctx) {

@@ -88,6 +88,7 @@ export function datadogSource(): IngestSource {
   return {
     name: 'datadog',
     paths: ['/datadog'],
+    summary: 'Datadog webhook (JSON or form encoded); optional Idempotency-Key header',
     // JSON keeps Datadog's big event ids exact; custom templates may post form fields or JSON as text/plain.
     accepts: { 'application/json': 'exact-json', 'application/x-www-form-urlencoded': 'form', 'text/plain': 'exact-json' },
     idempotency: { claim: 'datadog' },

@@ -1,6 +1,7 @@
 // Source `firehose` (POST /api/v1/ingest/firehose): the Amazon Data Firehose HTTP endpoint delivery protocol, answered
 // in Firehose's own shape.
 import type { FastifyRequest } from 'fastify';
+import { z } from 'zod';
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { InvalidInput, TooLarge } from '../../shared/domain-errors.js';
 import { zodIssues } from '../../shared/zod-issues.js';
@@ -74,6 +75,8 @@ export function firehoseSource(settings: SourceSettings): IngestSource {
   return {
     name: 'firehose',
     paths: ['/firehose'],
+    summary: "Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing); answers and errors in Firehose's shape",
+    answerSchema: z.object({ requestId: z.string(), timestamp: z.number().int() }),
     accepts: { 'application/json': 'exact-json' },
     keyHeader: ACCESS_KEY_HEADER,
     beforeAuth: requireAccessKeyHeader,

@@ -68,6 +68,8 @@ export function rawSource(): IngestSource {
   return {
     name: 'raw',
     paths: ['/events'],
+    summary:
+      'Raw JSON audit events: one object, an array, or NDJSON. Deduplicated by `id`, or by the Idempotency-Key header + position (a retry answers the same counts; 422 when the key was used for another request)',
     accepts: { 'application/json': 'json', 'application/x-ndjson': 'text', 'application/ndjson': 'text', 'application/jsonl': 'text' },
     idempotency: { claim: 'events' },
     toEvents: (body, ctx) => ({ events: rawEvents(body, ctx) }),
