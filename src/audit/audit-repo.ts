@@ -7,7 +7,7 @@ export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { BadRequestError, NotFoundError } from '../http/errors.js';
+import { InvalidInput, NotFound } from '../shared/domain-errors.js';
 import { rowJsonSlices } from './row-json.js';
 
 const MAX_KEY_LENGTH = 200;
@@ -20,7 +20,7 @@ export function storedDedupeKey(key: string): string {
 const MAX_DEPTH = 64;
 
 /** Thrown when stored data nests deeper than Postgres and the stack should have to follow; answered as 400. */
-export class TooDeepError extends BadRequestError {
+export class TooDeepError extends InvalidInput {
   constructor() {
     super(`metadata nests deeper than ${MAX_DEPTH} levels`);
   }
@@ -85,7 +85,7 @@ function payloadOf(e: NewAuditEvent): StreamPayload | null {
 /** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
 export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> {
   const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
-  if (r.rows.length === 0) throw new NotFoundError('organization not found');
+  if (r.rows.length === 0) throw new NotFound('organization not found');
   return Number(r.rows[0].event_seq);
 }
 

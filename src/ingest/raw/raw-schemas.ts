@@ -1,6 +1,6 @@
 // The raw JSON audit event accepted by POST /api/v1/ingest/events (the gateway's and SDKs' own normalization).
 import { z } from 'zod';
-import { nestsDeeper } from '../http/json-depth.js';
+import { nestsDeeper } from '../../http/json-depth.js';
 
 const MAX_INT32 = 2_147_483_647;
 const id = z.string().trim().min(1).max(200);
