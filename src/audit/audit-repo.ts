@@ -4,7 +4,7 @@ import type { Queryable } from '../db/db.js';
 import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { BadRequestError, NotFoundError } from '../http/errors.js';
+import { NotFoundError } from '../http/errors.js';
 import { rowJsonSlices } from './row-json.js';
 
 const MAX_KEY_LENGTH = 200;
@@ -12,52 +12,6 @@ const MAX_KEY_LENGTH = 200;
 /** Dedupe keys are stored as given when short, else as a digest, so the unique index stays small. */
 export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
-}
-
-const MAX_DEPTH = 64;
-
-/** Thrown when stored data nests deeper than Postgres and the stack should have to follow; answered as 400. */
-export class TooDeepError extends BadRequestError {
-  constructor() {
-    super(`metadata nests deeper than ${MAX_DEPTH} levels`);
-  }
-}
-
-/**
- * Postgres text and jsonb cannot hold U+0000 or unpaired UTF-16 surrogates: replace them, everywhere in a value, with
- * U+FFFD. Refuses values nested deeper than MAX_DEPTH, so hostile input cannot exhaust the stack.
- */
-export function scrubNul<T>(value: T, depth = 0): T {
-  // Almost nothing needs scrubbing: check without allocating, and copy only when something must change (or is too deep).
-  if (depth === 0 && !needsScrub(value, 0)) return value;
-  if (typeof value === 'string') {
-    let s: string = value;
-    if (s.includes('\u0000')) s = s.replaceAll('\u0000', '\uFFFD');
-    if (!s.isWellFormed()) s = s.toWellFormed();
-    return s as T;
-  }
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
-  if (depth >= MAX_DEPTH) throw new TooDeepError();
-  if (Array.isArray(value)) return value.map((v) => scrubNul(v, depth + 1)) as T;
-  const out: Record<string, unknown> = {};
-  // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
-  for (const [k, v] of Object.entries(value)) {
-    Object.defineProperty(out, scrubNul(k), { value: scrubNul(v, depth + 1), enumerable: true, writable: true, configurable: true });
-  }
-  return out as T;
-}
-
-/** True when scrubNul would change `value` (a NUL, an unpaired surrogate, in a string or a key) or refuse it (too deep). */
-function needsScrub(value: unknown, depth: number): boolean {
-  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
-  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
-  if (depth >= MAX_DEPTH) return true;
-  if (Array.isArray(value)) {
-    for (const v of value) if (needsScrub(v, depth + 1)) return true;
-    return false;
-  }
-  for (const k of Object.keys(value)) if (needsScrub(k, 0) || needsScrub((value as Record<string, unknown>)[k], depth + 1)) return true;
-  return false;
 }
 
 /** The spec 2.1 payload of a tool call: every field present, unknown ones null. */

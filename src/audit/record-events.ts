@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
 import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
-import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
+import { storable } from '../shared/input-safety.js';
+import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
 import { createOrgWriteQueue } from './org-write-queue.js';
@@ -42,7 +43,7 @@ export async function storeEvents(
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
   for (const raw of input) {
-    const e = scrubNul({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
+    const e = storable({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
     if (seen.has(e.dedupeKey)) continue;
     seen.add(e.dedupeKey);
     fresh.push(e);
@@ -136,7 +137,7 @@ export function createEventRecorder(deps: EventRecorderDeps) {
     const out = await queue.run(orgId, () => deps.db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const { events, result } = await fn(tx);
-      const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
+      const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => storable({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
       return { batch, result, events };
     }), opts.internal);
     void publish(out.batch);

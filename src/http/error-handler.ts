@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ZodError } from 'zod';
 import { isStorageUnavailable } from '../db/db.js';
+import { Conflict, DomainError, InvalidInput, NotFound, TooLarge, Unavailable } from '../shared/domain-errors.js';
 import { AppError, type IssueDetail } from './errors.js';
 
 export interface ErrorBody {
@@ -30,6 +31,16 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_ASYNC_CONSTRAINT: [400, 'invalid_request'],
 };
 
+/** The status each kind of domain error is answered with. */
+function domainStatus(err: DomainError): number {
+  if (err instanceof InvalidInput) return 400;
+  if (err instanceof NotFound) return 404;
+  if (err instanceof Conflict) return 409;
+  if (err instanceof TooLarge) return 413;
+  if (err instanceof Unavailable) return 503;
+  return 500;
+}
+
 export function errorBody(statusCode: number, code: string, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code, ...extra };
 }
@@ -41,6 +52,10 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
     if (err.extra.issues) extra.issues = err.extra.issues;
     if (err.extra.details) Object.assign(extra, err.extra.details);
     return { body: errorBody(err.statusCode, err.code, err.message, extra), retryAfter: err.extra.retryAfterSeconds };
+  }
+  if (err instanceof DomainError) {
+    const status = domainStatus(err);
+    return { body: errorBody(status, err.code, err.message, { ...err.details }), retryAfter: status === 503 ? 5 : undefined };
   }
   if (err instanceof ZodError) {
     return { body: errorBody(400, 'invalid_body', 'request body is invalid', { issues: zodIssues(err) }) };

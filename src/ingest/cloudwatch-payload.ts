@@ -6,6 +6,7 @@ import { decodeBase64 } from './compression.js';
 import { checkEntryCount } from './ingest-result.js';
 import { parseMaybeGzippedJson } from './log-body-parsers.js';
 import { parseTimestamp } from './normalize/index.js';
+import { isObject } from '../shared/input-safety.js';
 import { awslogsEnvelopeSchema, specBodySchema, subscriptionPayloadSchema } from './cloudwatch-schemas.js';
 
 export type BatchFormat = 'spec' | 'subscription';
@@ -34,10 +35,6 @@ export interface LogBatch {
 }
 
 export const CONTROL_MESSAGE = 'CONTROL_MESSAGE';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Which CloudWatch body a parsed JSON value looks like; 'unknown' when none. */
 export function payloadKind(body: unknown): 'awslogs' | 'subscription' | 'spec' | 'unknown' {
