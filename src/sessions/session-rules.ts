@@ -1,9 +1,10 @@
 // Session rules, pure: what a stored batch does to sessions, which transitions apply, and the one session_update builder.
 import { randomUUID } from 'node:crypto';
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
+import type { SessionUpdatePayload } from '../contract/stream-payloads.js';
 import { Conflict } from '../shared/domain-errors.js';
 
-export type SessionStatus = 'active' | 'suspended';
+export type SessionStatus = SessionUpdatePayload['status'];
 export type Transition = 'suspend' | 'resume';
 /** How a session_update names its change in the stored event's metadata. */
 export type SessionChangeName = 'created' | 'suspended' | 'resumed';
@@ -35,7 +36,7 @@ export interface SessionChange {
 }
 
 /** The spec 2.3 payload of a session_update event. */
-export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): Record<string, unknown> {
+export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): SessionUpdatePayload {
   return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
 }
 
