@@ -8,7 +8,7 @@ import type { SpikeAlert } from './spike-monitor.js';
 
 export const DETECTOR_PRINCIPAL = 'anomaly-detector';
 
-/** The anomaly event: spec 2.2 payload; metadata with the figures behind it and the sessions that drove it. */
+/** The anomaly event: its stream payload (src/contract/stream-payloads.ts); metadata with the figures behind it and the sessions that drove it. */
 export function anomalyEvent(alert: SpikeAlert, suspendedSessions?: string[]): NewAuditEvent {
   const { evaluation: ev, settings: s } = alert;
   return {

@@ -18,7 +18,7 @@ export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
-/** The spec 2.1 payload of a tool call: every field present, unknown ones null. */
+/** The stream payload of a tool call: every field present, unknown ones null. */
 export function toolCallPayload(e: NewAuditEvent & { toolName: string }): ToolCallPayload {
   return {
     type: 'tool_call',

@@ -35,7 +35,7 @@ export interface SessionChange {
   reason?: string | null;
 }
 
-/** The spec 2.3 payload of a session_update event. */
+/** The stream payload of a session_update event. */
 export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): SessionUpdatePayload {
   return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
 }
