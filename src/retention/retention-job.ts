@@ -3,6 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
+import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
 import { deleteEmptyHours, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, retainedOrgs } from './retention-repo.js';
 
@@ -60,13 +61,17 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
   async function passOrg(orgId: string, days: number): Promise<OrgPass | 'lost'> {
     const cutoff = new Date(now() - days * 86_400_000);
     const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0 };
-    let lo = await oldestSeq(opts.db, orgId);
-    if (lo === null) return out;
+    const first = await oldestSeq(opts.db, orgId);
+    if (first === null) return out;
+    const last = await currentSeq(opts.db, orgId);
     const sessions = new Set<string>();
     const servers = new Set<string>();
-    for (;;) {
+    // Everything below `lo` is gone. The walk moves by seq ranges, never asking for the oldest row again: right after a
+    // large removal the index still holds the dead entries, and finding the first live one would step over all of them.
+    let lo = first;
+    while (lo <= last) {
       const kept = await firstKeptSeqIn(opts.db, orgId, lo, opts.batchRows, cutoff);
-      const hi = kept ?? lo + opts.batchRows;
+      const hi = kept ?? Math.min(lo + opts.batchRows, last + 1);
       if (hi > lo) {
         const d = await deleteSeqRange(opts.db, orgId, lo, hi, { sql: lease.heldSql('$4', '$5'), params: [JOB, holder] });
         out.removedEvents += d.removed;
@@ -74,16 +79,14 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
         for (const s of d.servers) servers.add(s);
         if (!(await lease.renew())) return 'lost';
       }
+      lo = hi;
       if (kept !== null) {
         out.keptFromSeq = kept;
         break;
       }
-      const next = await oldestSeq(opts.db, orgId);
-      if (next === null) break;
-      lo = next;
     }
-    await deleteEmptyHours(opts.db, orgId, out.keptFromSeq ?? Number.MAX_SAFE_INTEGER);
-    const orphans = await deleteOrphans(opts.db, orgId, [...sessions], [...servers]);
+    await deleteEmptyHours(opts.db, orgId, lo);
+    const orphans = await deleteOrphans(opts.db, orgId, lo, [...sessions], [...servers]);
     out.removedSessions = orphans.sessions;
     out.removedServers = orphans.servers;
     return out;

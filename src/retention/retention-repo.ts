@@ -79,22 +79,23 @@ export async function deleteEmptyHours(db: Queryable, orgId: string, keptFromSeq
 }
 
 /**
- * Of the given sessions and servers, removes those no stored event names any more. Runs under the org's seq lock, so an
- * event naming one cannot be stored between the check and the removal.
+ * Of the given sessions and servers, removes those no stored event names any more. Every event below `removedBelow` is
+ * gone, so only seqs from it on are looked at: the index probes start past the dead entries a large removal leaves
+ * until vacuum. Runs under the org's seq lock, so an event naming one cannot be stored between check and removal.
  */
-export async function deleteOrphans(db: Db, orgId: string, sessions: string[], servers: string[]): Promise<{ sessions: number; servers: number }> {
+export async function deleteOrphans(db: Db, orgId: string, removedBelow: number, sessions: string[], servers: string[]): Promise<{ sessions: number; servers: number }> {
   if (sessions.length === 0 && servers.length === 0) return { sessions: 0, servers: 0 };
   return db.transaction(async (tx) => {
     await lockOrgSeq(tx, orgId);
     const s = await tx.query(
       `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id)`,
-      [orgId, sessions],
+       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id AND e.seq >= $3)`,
+      [orgId, sessions, removedBelow],
     );
     const v = await tx.query(
       `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id)`,
-      [orgId, servers],
+       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id AND e.seq >= $3)`,
+      [orgId, servers, removedBelow],
     );
     return { sessions: s.rowCount, servers: v.rowCount };
   });
