@@ -4,6 +4,9 @@ import type { Queryable, Db } from '../db/db.js';
 import { lockOrgSeq } from '../audit/audit-repo.js';
 export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
 
+/** Sessions (and servers) checked per transaction under the org's seq lock. */
+const ORPHAN_CHUNK = 500;
+
 export interface RetainedOrg {
   orgId: string;
   days: number;
@@ -84,19 +87,27 @@ export async function deleteEmptyHours(db: Queryable, orgId: string, keptFromSeq
  * until vacuum. Runs under the org's seq lock, so an event naming one cannot be stored between check and removal.
  */
 export async function deleteOrphans(db: Db, orgId: string, removedBelow: number, sessions: string[], servers: string[]): Promise<{ sessions: number; servers: number }> {
-  if (sessions.length === 0 && servers.length === 0) return { sessions: 0, servers: 0 };
-  return db.transaction(async (tx) => {
-    await lockOrgSeq(tx, orgId);
-    const s = await tx.query(
-      `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id AND e.seq >= $3)`,
-      [orgId, sessions, removedBelow],
-    );
-    const v = await tx.query(
-      `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
-       AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id AND e.seq >= $3)`,
-      [orgId, servers, removedBelow],
-    );
-    return { sessions: s.rowCount, servers: v.rowCount };
-  });
+  const out = { sessions: 0, servers: 0 };
+  // In chunks, each its own short transaction: the org's seq lock (which its ingest waits for) is held briefly.
+  for (let i = 0; i < Math.max(sessions.length, servers.length); i += ORPHAN_CHUNK) {
+    const s = sessions.slice(i, i + ORPHAN_CHUNK);
+    const v = servers.slice(i, i + ORPHAN_CHUNK);
+    const n = await db.transaction(async (tx) => {
+      await lockOrgSeq(tx, orgId);
+      const a = await tx.query(
+        `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id AND e.seq >= $3)`,
+        [orgId, s, removedBelow],
+      );
+      const b = await tx.query(
+        `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id AND e.seq >= $3)`,
+        [orgId, v, removedBelow],
+      );
+      return { sessions: a.rowCount, servers: b.rowCount };
+    });
+    out.sessions += n.sessions;
+    out.servers += n.servers;
+  }
+  return out;
 }
