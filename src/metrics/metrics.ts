@@ -2,24 +2,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from '../audit/audit-types.js';
 
-const INGEST_PREFIX = '/api/v1/ingest/';
-
 /**
  * A label value from a fixed set: `value` when it is one of `allowed`, else "other". Every label of every metric is
  * bounded, so no request (or stored value) can create new series.
  */
 export function boundedLabel(value: string | undefined, allowed: readonly string[]): string {
   return value !== undefined && allowed.includes(value) ? value : 'other';
-}
-
-/**
- * The `source` label of an ingest request, from the route that matched (its pattern, written in the code), never from
- * the URL: null for any request that matched no ingest route (404s, preflights), so those create no series at all.
- */
-export function ingestSourceOfRoute(routeUrl: string | undefined): string | null {
-  if (!routeUrl?.startsWith(INGEST_PREFIX)) return null;
-  const name = routeUrl.slice(INGEST_PREFIX.length).split('/')[0];
-  return boundedLabel(name === 'events' ? 'raw' : name, AUDIT_SOURCES);
 }
 
 /** Labels of stored events: source and type from fixed sets. */
