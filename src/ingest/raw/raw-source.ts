@@ -1,4 +1,5 @@
 // Source `raw` (POST /api/v1/ingest/events): audit events as one JSON object, an array, or NDJSON.
+import { z } from 'zod';
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { InvalidInput, type IssueDetail } from '../../shared/domain-errors.js';
 import { dedupeKey, ownIdentity } from '../dedupe-key.js';
@@ -70,6 +71,7 @@ export function rawSource(): IngestSource {
     paths: ['/events'],
     summary:
       'Raw JSON audit events: one object, an array, or NDJSON. Deduplicated by `id`, or by the Idempotency-Key header + position (a retry answers the same counts; 422 when the key was used for another request)',
+    document: { documentedBody: z.union([rawEventSchema, z.array(rawEventSchema)]) },
     accepts: { 'application/json': 'json', 'application/x-ndjson': 'text', 'application/ndjson': 'text', 'application/jsonl': 'text' },
     idempotency: { claim: 'events' },
     toEvents: (body, ctx) => ({ events: rawEvents(body, ctx) }),
