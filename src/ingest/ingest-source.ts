@@ -2,9 +2,9 @@
 // optional hooks for sources whose senders expect their own answers. The ingest plugin does everything else.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
-import type { ZodType } from 'zod';
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
 import type { ErrorBody } from '../http/error-handler.js';
+import type { IngestRouteSchemaOptions } from './ingest-route-schema.js';
 
 /**
  * How a body of one content type reaches `toEvents` (after Content-Encoding decoding and the body limit):
@@ -32,7 +32,7 @@ export interface EventsContext {
 }
 
 /** What a body maps to. */
-export interface SourceEvents<Info = unknown> {
+export interface SourceEvents {
   /** The audit events to store, in order; each carries its dedupe key (see dedupe-key.ts). */
   events: NewAuditEvent[];
   /** Entries accepted but deliberately not stored (e.g. empty Firehose records); counted in metrics. */
@@ -43,15 +43,16 @@ export interface SourceEvents<Info = unknown> {
    */
   chunked?: boolean;
   /** Anything the source's `answer` hook needs (e.g. the request id to echo). */
-  info?: Info;
+  info?: unknown;
 }
 
 /** The outcome of a stored request, handed to `answer`. */
-export interface IngestResult<Info = unknown> {
+export interface IngestResult {
   accepted: number;
   duplicates: number;
   notStored: number;
-  info?: Info;
+  /** What toEvents returned as `info`. */
+  info?: unknown;
 }
 
 /** An answer a hook chooses: body, and optionally its status (default 200 or the error's), content type and headers. */
@@ -76,7 +77,7 @@ export interface ReplyContext {
   contentType: string;
 }
 
-export interface IngestSource<Body = unknown, Info = unknown> {
+export interface IngestSource {
   /** The `source` of its events and the metrics label. */
   name: AuditSource;
   /** A path prefix under /api/v1/ingest shared by the source's paths, e.g. `/otlp`; default none. */
@@ -96,19 +97,15 @@ export interface IngestSource<Body = unknown, Info = unknown> {
   idempotency: { claim: string } | false;
   /** One line for /openapi.json: what the routes take and how entries are deduplicated. */
   summary: string;
-  /** The success answer's schema for /openapi.json; default `{accepted, duplicates}`. */
-  answerSchema?: ZodType;
-  /** The failure answer's schema for /openapi.json when `formatError` gives the sender's own shape. */
-  errorSchema?: ZodType;
-  /** The usual body, for /openapi.json only (the source reads and checks bodies itself in toEvents). */
-  documentedBody?: ZodType;
+  /** For /openapi.json: the answer and error shapes when the protocol has its own, the usual body (never used to validate). */
+  document?: IngestRouteSchemaOptions;
   /**
    * Pure: the events of one body. Throws domain errors (InvalidInput, TooLarge) for bodies that cannot be stored;
    * nothing of such a request is stored.
    */
-  toEvents(body: Body, ctx: EventsContext): SourceEvents<Info> | Promise<SourceEvents<Info>>;
+  toEvents(body: unknown, ctx: EventsContext): SourceEvents | Promise<SourceEvents>;
   /** The success answer; default `200 {accepted, duplicates}`. */
-  answer?(result: IngestResult<Info>, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
+  answer?(result: IngestResult, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
   /** The failure answer in the sender's own shape; default the one error shape. Status and Retry-After are preset. */
   formatError?(error: ErrorAnswer, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
   /** The metrics outcome label of `notStored` entries; default `not_stored`. */

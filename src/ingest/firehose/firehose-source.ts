@@ -38,7 +38,7 @@ function checkRecordCount(body: unknown, maxRecords: number): void {
  * The events of one delivery request: each record decoded on its own (a bad record is stored raw, never rejects the
  * request); records with no data are counted, not stored. Every key is deterministic, so storing is chunked.
  */
-export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecords: number): Promise<SourceEvents<DeliveryInfo>> {
+export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecords: number): Promise<SourceEvents & { info: DeliveryInfo }> {
   checkRecordCount(body, maxRecords);
   const parsed = firehoseRequestSchema.safeParse(body);
   if (!parsed.success) throw new InvalidInput('body is not a Firehose delivery request {requestId, timestamp, records[{data}]}', zodIssues(parsed.error));
@@ -76,8 +76,10 @@ export function firehoseSource(settings: SourceSettings): IngestSource {
     name: 'firehose',
     paths: ['/firehose'],
     summary: "Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing); answers and errors in Firehose's shape",
-    answerSchema: z.object({ requestId: z.string(), timestamp: z.number().int() }),
-    errorSchema: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
+    document: {
+      answer: z.object({ requestId: z.string(), timestamp: z.number().int() }),
+      error: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
+    },
     accepts: { 'application/json': 'exact-json' },
     keyHeader: ACCESS_KEY_HEADER,
     beforeAuth: requireAccessKeyHeader,
