@@ -1,4 +1,4 @@
-// HTTP error classes that routes and hooks throw on purpose; the error handler turns each into design.md's JSON shape.
+// HTTP error classes that routes and hooks throw on purpose; the error handler turns each into the one JSON error shape.
 import type { IssueDetail } from '../shared/domain-errors.js';
 
 export type { IssueDetail };

@@ -2,6 +2,7 @@
 import type { ZodType } from 'zod';
 import { InvalidInput, TooLarge } from '../../shared/domain-errors.js';
 import { zodIssues } from '../../shared/zod-issues.js';
+import { isObject } from '../../shared/input-safety.js';
 import { decodeBase64 } from '../compression.js';
 import { parseMaybeGzippedJson } from '../content-types.js';
 import { parseTimestamp } from '../normalize/index.js';
@@ -34,10 +35,6 @@ export interface LogBatch {
 }
 
 export const CONTROL_MESSAGE = 'CONTROL_MESSAGE';
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 /** Which CloudWatch body a parsed JSON value looks like; 'unknown' when none. */
 export function payloadKind(body: unknown): 'awslogs' | 'subscription' | 'spec' | 'unknown' {

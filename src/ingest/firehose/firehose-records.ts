@@ -8,6 +8,7 @@ import { gunzipMembers } from '../gzip-members.js';
 import { parseJsonText, utf8OrNull } from '../json-text.js';
 import { logBatchToEvents } from '../log-batch-events.js';
 import { normalizeMessage } from '../normalize/index.js';
+import { isObject } from '../../shared/input-safety.js';
 import { toAuditEvent } from '../to-audit-event.js';
 
 export interface FirehoseRecordContext {
@@ -36,10 +37,6 @@ type Part = { text: string } | { reason: string };
 
 function recordKey(ctx: FirehoseRecordContext, index: number): string {
   return ownIdentity.firehoseRecord(ctx.requestId, index);
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function jsonOrNull(text: string): unknown {
