@@ -66,7 +66,12 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
         bodyLimit: opts.bodyLimit,
         onRequest,
         preParsing: decodeContentEncoding,
-        schema: ingestRouteSchema(source.summary, types, { security: source.keyHeader ? SECURITY.firehoseKey : SECURITY.apiKey, ...source.document }),
+        schema: ingestRouteSchema(source.summary, types, {
+          answer: source.answerSchema,
+          error: source.errorSchema,
+          documentedBody: source.documentedBody,
+          security: source.keyHeader ? SECURITY.firehoseKey : SECURITY.apiKey,
+        }),
         ...(source.formatError ? { errorHandler: sourceErrorHandler(source) } : {}),
       },
       async (request, reply) => {

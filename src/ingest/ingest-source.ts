@@ -2,9 +2,9 @@
 // optional hooks for sources whose senders expect their own answers. The ingest plugin does everything else.
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
+import type { ZodType } from 'zod';
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
 import type { ErrorBody } from '../http/error-handler.js';
-import type { IngestRouteSchemaOptions } from './ingest-route-schema.js';
 
 /**
  * How a body of one content type reaches `toEvents` (after Content-Encoding decoding and the body limit):
@@ -97,8 +97,12 @@ export interface IngestSource {
   idempotency: { claim: string } | false;
   /** One line for /openapi.json: what the routes take and how entries are deduplicated. */
   summary: string;
-  /** For /openapi.json: the answer and error shapes when the protocol has its own, the usual body (never used to validate). */
-  document?: IngestRouteSchemaOptions;
+  /** The success answer's schema for /openapi.json; default `{accepted, duplicates}`. */
+  answerSchema?: ZodType;
+  /** The failure answer's schema for /openapi.json when `formatError` gives the sender's own shape. */
+  errorSchema?: ZodType;
+  /** The usual body, for /openapi.json only (the source reads and checks bodies itself in toEvents). */
+  documentedBody?: ZodType;
   /**
    * Pure: the events of one body. Throws domain errors (InvalidInput, TooLarge) for bodies that cannot be stored;
    * nothing of such a request is stored.

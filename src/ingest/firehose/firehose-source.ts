@@ -76,10 +76,8 @@ export function firehoseSource(settings: SourceSettings): IngestSource {
     name: 'firehose',
     paths: ['/firehose'],
     summary: "Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing); answers and errors in Firehose's shape",
-    document: {
-      answer: z.object({ requestId: z.string(), timestamp: z.number().int() }),
-      error: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
-    },
+    answerSchema: z.object({ requestId: z.string(), timestamp: z.number().int() }),
+    errorSchema: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
     accepts: { 'application/json': 'exact-json' },
     keyHeader: ACCESS_KEY_HEADER,
     beforeAuth: requireAccessKeyHeader,

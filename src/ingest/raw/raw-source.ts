@@ -71,9 +71,9 @@ export function rawSource(): IngestSource {
     paths: ['/events'],
     summary:
       'Raw JSON audit events: one object, an array, or NDJSON. Deduplicated by `id`, or by the Idempotency-Key header + position (a retry answers the same counts; 422 when the key was used for another request)',
-    document: { documentedBody: z.union([rawEventSchema, z.array(rawEventSchema)]) },
     accepts: { 'application/json': 'json', 'application/x-ndjson': 'text', 'application/ndjson': 'text', 'application/jsonl': 'text' },
     idempotency: { claim: 'events' },
+    documentedBody: z.union([rawEventSchema, z.array(rawEventSchema)]),
     toEvents: (body, ctx) => ({ events: rawEvents(body, ctx) }),
   };
 }
