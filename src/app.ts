@@ -33,6 +33,8 @@ import { registerAuditRoutes } from './audit/audit-routes.js';
 import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { registerIngestRoutes } from './ingest/ingest-routes.js';
+import { registerOtlpRoutes } from './ingest/otlp/otlp-routes.js';
+import { loadOtlpTypes } from './ingest/otlp/proto-types.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
@@ -81,6 +83,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     opts.logStream ?? process.stdout,
   );
   const metrics = createMetrics();
+  // Read before any resource is opened: missing proto files stop the start with nothing to close.
+  const otlpTypes = loadOtlpTypes();
   const db = await createDb(config, (err) => logger.warn({ err: { message: err.message } }, 'idle database connection error'));
   const bus = createBus(config, logger);
   try {
@@ -177,6 +181,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerAuditRoutes(app, { db, auth });
   registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
   registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
+  registerOtlpRoutes(app, {
+    auth,
+    recorder,
+    metrics,
+    types: otlpTypes,
+    maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT,
+    maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT,
+  });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });
   anomaly.register(app);

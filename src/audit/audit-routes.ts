@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
 import { listAuditEvents } from './audit-repo.js';
+import { AUDIT_SOURCES } from './audit-types.js';
 
 const text = z.string().min(1).max(200);
 const time = z
@@ -24,7 +25,7 @@ export const auditQuerySchema = z.object({
   sessionId: text.optional(),
   toolName: text.optional(),
   action: text.optional(),
-  source: z.enum(['raw', 'cloudwatch', 'firehose', 'datadog', 'system', 'operator']).optional(),
+  source: z.enum(AUDIT_SOURCES).optional(),
   from: time.optional(),
   to: time.optional(),
   cursor: z.string().regex(/^\d{1,15}$/, 'must be the nextCursor of a previous page').optional(),

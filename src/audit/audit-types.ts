@@ -1,6 +1,6 @@
 // Shapes of audit events going into the store and coming out to the stream.
 
-export const AUDIT_SOURCES = ['raw', 'cloudwatch', 'firehose', 'datadog', 'system', 'operator'] as const;
+export const AUDIT_SOURCES = ['raw', 'cloudwatch', 'firehose', 'datadog', 'otlp', 'system', 'operator'] as const;
 export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 /** Event types stored. Only tool_call, anomaly and session_update are streamed; `log` is an ingested entry with no tool name. */

@@ -42,6 +42,7 @@ export function createMetrics() {
     eventsReplayed: new Counter({ name: 'audit_stream_sse_events_replayed_total', help: 'Events sent from the database on reconnect', registers: r }),
     ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate; empty: Firehose records with no data, not stored)', labelNames: ['source', 'outcome'], registers: r }),
     eventsStored: new Counter({ name: 'audit_stream_events_stored_total', help: 'Audit events committed to the database, by source and type (ingested entries, session updates, anomalies)', labelNames: ['source', 'type'], registers: r }),
+    otlpSpansNotStored: new Counter({ name: 'audit_stream_otlp_spans_not_stored_total', help: 'OTLP spans accepted but not stored, by reason (not_tool_call: not a tool call; rejected: a tool-call span without valid ids)', labelNames: ['reason'], registers: r }),
     ingestRequests: new Counter({ name: 'audit_stream_ingest_requests_total', help: 'Ingest requests by source and status code', labelNames: ['source', 'status'], registers: r }),
     ingestDuration: new Histogram({
       name: 'audit_stream_ingest_duration_seconds',
