@@ -58,10 +58,11 @@ describe('documented curl examples', () => {
     await backend?.cleanup();
   });
 
-  it('finds the examples: README.md has runnable blocks with promised outputs, and examples/ every sample they use', () => {
-    const readme = docBlocks(path.join(ROOT, 'README.md'));
-    expect(readme.length).toBeGreaterThanOrEqual(8);
-    expect(readme.flatMap((b) => b.commands).filter((c) => c.expected !== null).length).toBeGreaterThanOrEqual(15);
+  it('finds the examples: README.md and docs/ have runnable blocks with promised outputs, and examples/ every sample they use', () => {
+    expect(docBlocks(path.join(ROOT, 'README.md')).length).toBeGreaterThanOrEqual(2);
+    const all = files.flatMap((f) => docBlocks(f));
+    expect(all.length).toBeGreaterThanOrEqual(8);
+    expect(all.flatMap((b) => b.commands).filter((c) => c.expected !== null).length).toBeGreaterThanOrEqual(15);
     const used = new Set(files.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/examples\/([\w.-]+)/g)].map((m) => m[1])));
     for (const f of ['raw-event.json', 'raw-events.ndjson', 'cloudwatch-spec.json', 'cloudwatch-subscription.json', 'awslogs-event.json', 'firehose-request.json', 'datadog-webhook.json']) {
       expect(used, f).toContain(f);
