@@ -17,7 +17,8 @@ import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
-import { registerOpenApiRoute } from './http/openapi.js';
+import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
+import { registerSchemaCompilers } from './http/schema-compilers.js';
 import { requestIdOf } from './http/request-id.js';
 import { clientErrorHandler } from './http/client-errors.js';
 import { createAuthRepo } from './auth/auth-repo.js';
@@ -137,6 +138,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
 
   registerErrorHandling(app);
+  registerSchemaCompilers(app);
+  // Collects every route's declared schema from here on into /openapi.json.
+  await registerOpenApi(app);
   // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
   let closing = false;
   app.addHook('onRequest', async () => {

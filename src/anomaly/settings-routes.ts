@@ -1,10 +1,11 @@
 // GET/PUT /api/v1/anomaly-settings: the organization's effective rate-spike settings, and changing them.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
-import { zodIssues } from '../http/error-handler.js';
-import { BadRequestError, ForbiddenError } from '../http/errors.js';
-import { settingsPatchSchema, type AnomalySettings } from './anomaly-schemas.js';
+import { ForbiddenError } from '../http/errors.js';
+import { SECURITY, withErrors } from '../http/route-schemas.js';
+import { anomalySettingsSchema, settingsPatchSchema, type AnomalySettings } from './anomaly-schemas.js';
 import { readSettings, updateSettings } from './settings-repo.js';
 
 export interface SettingsRouteDeps {
@@ -20,15 +21,23 @@ async function requireSettingsWrite(request: FastifyRequest): Promise<void> {
   if (!scopes.includes(needed)) throw new ForbiddenError(`missing permission ${needed}`, 'missing_scope');
 }
 
-export function registerSettingsRoutes(app: FastifyInstance, deps: SettingsRouteDeps) {
-  app.get('/api/v1/anomaly-settings', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request) =>
-    readSettings(deps.db, authOf(request).orgId, deps.defaults),
+export function registerSettingsRoutes(fastify: FastifyInstance, deps: SettingsRouteDeps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  const response = withErrors({ 200: anomalySettingsSchema });
+  app.get(
+    '/api/v1/anomaly-settings',
+    { onRequest: deps.auth.require({ scope: 'events:read' }), schema: { summary: 'Rate-spike detection settings of the organization', security: SECURITY.reader, response } },
+    async (request) => readSettings(deps.db, authOf(request).orgId, deps.defaults),
   );
 
-  app.put('/api/v1/anomaly-settings', { onRequest: [deps.auth.require(), requireSettingsWrite], bodyLimit: 16 * 1024 }, async (request) => {
-    const r = settingsPatchSchema.safeParse(request.body);
-    if (!r.success) throw new BadRequestError('anomaly settings are invalid', zodIssues(r.error));
-    const settings = await updateSettings(deps.db, authOf(request).orgId, r.data, deps.defaults);
+  const putSchema = {
+    summary: 'Change rate-spike detection settings (org admin login, or a key with sessions:write); null resets one to the default',
+    security: SECURITY.reader,
+    body: settingsPatchSchema,
+    response,
+  };
+  app.put('/api/v1/anomaly-settings', { onRequest: [deps.auth.require(), requireSettingsWrite], bodyLimit: 16 * 1024, schema: putSchema }, async (request) => {
+    const settings = await updateSettings(deps.db, authOf(request).orgId, request.body, deps.defaults);
     request.log.info({ orgId: authOf(request).orgId, settings }, 'anomaly settings changed');
     return settings;
   });

@@ -1,7 +1,9 @@
 // SQL for the audit event log: gapless per-org seq assignment, dedupe, reads for replay and listing.
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
-import type { NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
+import type { AuditEventRow } from '../contract/api-rows.js';
+export type { AuditEventRow } from '../contract/api-rows.js';
+import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
@@ -242,19 +244,6 @@ export interface AuditEventFilter {
   limit: number;
 }
 
-export interface AuditEventRow {
-  seq: number;
-  type: string;
-  source: string;
-  occurredAt: string;
-  receivedAt: string;
-  serverId: string | null;
-  sessionId: string | null;
-  toolName: string | null;
-  action: string | null;
-  latencyMs: number | null;
-  metadata: Record<string, unknown>;
-}
 
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventRow[]> {
   const where = ['org_id = $1'];
@@ -275,7 +264,7 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
   params.push(f.limit);
   const r = await db.query<{
-    seq: number; type: string; source: string; occurred_at: Date | string; received_at: Date | string;
+    seq: number; type: AuditEventType; source: AuditSource; occurred_at: Date | string; received_at: Date | string;
     server_id: string | null; session_id: string | null; tool_name: string | null; action: string | null;
     latency_ms: number | null; metadata: Record<string, unknown>;
   }>(

@@ -1,10 +1,13 @@
 // GET /api/v1/audit-events: the organization's stored audit events, filtered, with cursor paging by seq.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
+import { auditEventPageSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
+import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { listAuditEvents } from './audit-repo.js';
-import { AUDIT_SOURCES } from './audit-types.js';
+import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from './audit-types.js';
 
 const text = z.string().min(1).max(200);
 const time = z
@@ -20,7 +23,7 @@ const time = z
   });
 
 export const auditQuerySchema = z.object({
-  type: z.enum(['tool_call', 'anomaly', 'session_update', 'log']).optional(),
+  type: z.enum(AUDIT_EVENT_TYPES).optional(),
   serverId: text.optional(),
   sessionId: text.optional(),
   toolName: text.optional(),
@@ -33,9 +36,17 @@ export const auditQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
-export function registerAuditRoutes(app: FastifyInstance, deps: { db: Db; auth: Authenticator }) {
-  app.get('/api/v1/audit-events', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request) => {
-    const q = auditQuerySchema.parse(request.query);
+const schema = {
+  summary: 'Stored audit events, filtered, cursor paging by seq',
+  security: SECURITY.reader,
+  querystring: auditQuerySchema,
+  response: withErrors({ 200: auditEventPageSchema }),
+};
+
+export function registerAuditRoutes(fastify: FastifyInstance, deps: { db: Db; auth: Authenticator }) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.get('/api/v1/audit-events', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request) => {
+    const q = request.query;
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
     const items = await listAuditEvents(deps.db, authOf(request).orgId, {
       ...q,

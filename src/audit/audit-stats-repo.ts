@@ -1,4 +1,5 @@
 // SQL for the aggregate view of a window: tool calls by bucket and action, session counters and recent anomalies.
+import type { AnomalyPayload } from '../contract/stream-payloads.js';
 import type { Queryable } from '../db/db.js';
 import { ACTION_KEYS, type ActionKey } from './action-keys.js';
 import { STATS_ANOMALY_LIMIT, type BucketRange } from './stats-windows.js';
@@ -16,7 +17,8 @@ export interface AuditStats {
   actions: Record<ActionKey, number>;
   total: number;
   sessions: { seen: number; active: number; suspended: number };
-  anomalies: Record<string, unknown>[];
+  /** The latest anomalies of the window, newest first: their stream payload and seq. */
+  anomalies: (AnomalyPayload & { seq: number })[];
 }
 
 const zeroCounts = (): Record<ActionKey, number> => Object.fromEntries(ACTION_KEYS.map((a) => [a, 0])) as Record<ActionKey, number>;
@@ -33,7 +35,7 @@ export async function readAuditStats(db: Queryable, orgId: string, range: Bucket
   const r = await db.query<{
     seq: string | number;
     calls: { b: string | number; a: ActionKey; n: string | number }[];
-    anomalies: { seq: string | number; payload: Record<string, unknown> }[];
+    anomalies: { seq: string | number; payload: AnomalyPayload }[];
     seen: string | number;
     active: string | number;
     suspended: string | number;

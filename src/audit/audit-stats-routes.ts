@@ -1,9 +1,12 @@
 // GET /api/v1/audit-events/stats: the dashboard's figures for a fixed window (counts by action and bucket, sessions, anomalies).
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
+import { auditStatsSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
 import { AppError } from '../http/errors.js';
+import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { readAuditStats, type AuditStats } from './audit-stats-repo.js';
 import { bucketRange, STATS_WINDOW_NAMES, STATS_WINDOWS, type StatsWindow } from './stats-windows.js';
 
@@ -18,7 +21,16 @@ export interface StatsRouteDeps {
   queryTimeoutMs: number;
 }
 
-export function registerAuditStatsRoutes(app: FastifyInstance, deps: StatsRouteDeps) {
+const schema = {
+  summary:
+    'Figures of a fixed window (1h: 60 one-minute buckets; 24h: 96 fifteen-minute buckets): tool calls by action and bucket, sessions seen, the latest 50 anomalies, and asOfSeq (the last seq they include); 503 when they take longer than STATS_QUERY_TIMEOUT_MS',
+  security: SECURITY.reader,
+  querystring: statsQuerySchema,
+  response: withErrors({ 200: auditStatsSchema }),
+};
+
+export function registerAuditStatsRoutes(fastify: FastifyInstance, deps: StatsRouteDeps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   // Requests for the same organization and window while one is being computed share its answer: however often a
   // client asks, each (organization, window) holds at most one database connection for this route at a time.
   const inFlight = new Map<string, Promise<AuditStats & { from: number; to: number }>>();
@@ -39,8 +51,8 @@ export function registerAuditStatsRoutes(app: FastifyInstance, deps: StatsRouteD
     }
   }
 
-  app.get('/api/v1/audit-events/stats', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request) => {
-    const { window } = statsQuerySchema.parse(request.query);
+  app.get('/api/v1/audit-events/stats', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request) => {
+    const { window } = request.query;
     const orgId = authOf(request).orgId;
     const key = `${orgId} ${window}`;
     let pending = inFlight.get(key);

@@ -1,8 +1,12 @@
 // Cookie login for browsers: login (rate-limited), logout, who am I, and the active organization.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
+import { meSchema, userMeSchema, type UserMe } from '../contract/api-rows.js';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.js';
+import { SECURITY, withErrors } from '../http/route-schemas.js';
 import type { AuthRepo } from './auth-repo.js';
 import { authOf, SESSION_COOKIE, type Authenticator } from './authenticate.js';
 import { activeOrgBody, loginBody } from './auth-schemas.js';
@@ -19,7 +23,7 @@ export interface AuthRouteDeps {
   hasher: PasswordHasher;
 }
 
-async function meBody(repo: AuthRepo, user: { id: string; email: string }, activeOrgId: string | null) {
+async function meBody(repo: AuthRepo, user: { id: string; email: string }, activeOrgId: string | null): Promise<UserMe> {
   const orgs = await repo.memberships(user.id);
   const active = orgs.find((o) => o.org_id === activeOrgId) ?? orgs[0];
   return {
@@ -29,7 +33,8 @@ async function meBody(repo: AuthRepo, user: { id: string; email: string }, activ
   };
 }
 
-export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
+export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
   const { config, repo } = deps;
   const cookieOptions = {
     path: '/',
@@ -63,6 +68,9 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     '/api/v1/auth/login',
     {
       onRequest: limitPerAddress,
+      // Before the body is validated: a login from a foreign page is refused whatever it sends.
+      preValidation: async (request) => checkLoginOrigin(request),
+      schema: { summary: 'Sign in; sets the session cookie', security: SECURITY.none, body: loginBody, response: withErrors({ 200: userMeSchema }) },
       config: {
         rateLimit: {
           max: config.LOGIN_RATE_LIMIT_MAX,
@@ -75,9 +83,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
         },
       },
     },
-    async (request, reply: FastifyReply) => {
-      checkLoginOrigin(request);
-      const body = loginBody.parse(request.body);
+    async (request, reply) => {
+      const body = request.body;
       const user = await repo.findUserByEmail(body.email);
       const ok = await deps.hasher.verify(body.password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
       if (!user || !ok) throw new UnauthorizedError('wrong email or password');
@@ -90,7 +97,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     },
   );
 
-  app.post('/api/v1/auth/logout', async (request, reply) => {
+  const logoutSchema = { summary: 'Sign out', security: SECURITY.cookie, response: withErrors({ 204: z.undefined() }) };
+  app.post('/api/v1/auth/logout', { schema: logoutSchema }, async (request, reply) => {
     const token = request.cookies[SESSION_COOKIE];
     if (token) {
       const session = await repo.findLoginSession(sha256Hex(token));
@@ -106,7 +114,8 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     return reply.code(204).send();
   });
 
-  app.get('/api/v1/auth/me', { onRequest: deps.auth.require() }, async (request) => {
+  const meRouteSchema = { summary: 'The signed-in user, organizations and active organization (for an API key: the key and its organization)', security: SECURITY.reader, response: withErrors({ 200: meSchema }) };
+  app.get('/api/v1/auth/me', { onRequest: deps.auth.require(), schema: meRouteSchema }, async (request) => {
     const auth = authOf(request);
     if (auth.principal.type !== 'user') {
       const org = await repo.getOrg(auth.orgId);
@@ -115,10 +124,14 @@ export function registerAuthRoutes(app: FastifyInstance, deps: AuthRouteDeps) {
     return meBody(repo, { id: auth.principal.id, email: auth.principal.email }, auth.orgId);
   });
 
-  app.put('/api/v1/auth/active-organization', { onRequest: deps.auth.require() }, async (request) => {
+  const cookieOnly = async (request: FastifyRequest) => {
+    if (authOf(request).principal.type !== 'user') throw new ForbiddenError('only browser logins have an active organization', 'cookie_only');
+  };
+  const activeOrgSchema = { summary: 'Switch the active organization', security: SECURITY.cookie, body: activeOrgBody, response: withErrors({ 200: userMeSchema }) };
+  app.put('/api/v1/auth/active-organization', { onRequest: [deps.auth.require(), cookieOnly], schema: activeOrgSchema }, async (request) => {
     const auth = authOf(request);
     if (auth.principal.type !== 'user') throw new ForbiddenError('only browser logins have an active organization', 'cookie_only');
-    const body = activeOrgBody.parse(request.body);
+    const body = request.body;
     const orgs = await repo.memberships(auth.principal.id);
     if (!orgs.some((o) => o.org_id === body.organizationId)) throw new ForbiddenError('you are not a member of that organization', 'not_a_member');
     await repo.setActiveOrg(auth.principal.loginSessionId, body.organizationId);

@@ -1,4 +1,4 @@
-// Request bodies of the login, admin and API key routes.
+// Request bodies and path parameters of the login, admin and API key routes, and the admin answers.
 import { z } from 'zod';
 import { normalizeEmail } from './emails.js';
 import { SCOPES } from './tokens.js';
@@ -26,3 +26,8 @@ export const createKeyBody = z.object({
 
 export const uuidParam = z.object({ id: z.string().uuid() });
 export const orgIdParam = z.object({ orgId: z.string().uuid() });
+
+/** Answers of the operator admin API. */
+export const orgListBody = z.object({ items: z.array(z.object({ id: z.string(), name: z.string() })) });
+export const createdOrgBody = z.object({ id: z.string(), name: z.string() });
+export const createdUserBody = z.object({ id: z.string(), email: z.string(), role: z.enum(['admin', 'member']), existing: z.literal(true).optional() });

@@ -4,6 +4,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 /** dist/public, found from src/http or dist/src/http. */
@@ -11,7 +13,8 @@ export const PUBLIC_DIR = path.resolve(here, here.includes(`${path.sep}dist${pat
 
 export async function registerDashboardRoutes(app: FastifyInstance, publicDir = PUBLIC_DIR) {
   if (!existsSync(path.join(publicDir, 'index.html'))) {
-    app.get('/', async (_req, reply) =>
+    const schema = { summary: 'The live dashboard (here: how to build it)', security: [], response: { 200: { content: { 'text/plain': { schema: z.string() } } } } };
+    app.withTypeProvider<ZodTypeProvider>().get('/', { schema }, async (_req, reply) =>
       reply.type('text/plain').send('The dashboard is not built: run `npm run build` (npm start does it).\n'),
     );
     return;

@@ -25,10 +25,27 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_JSON_BODY: [400, 'invalid_json'],
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: [400, 'invalid_request'],
   FST_ERR_CTP_INVALID_TYPE: [400, 'invalid_request'],
-  FST_ERR_VALIDATION: [400, 'invalid_request'],
   FST_ERR_BAD_URL: [400, 'invalid_request'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'invalid_request'],
 };
+
+/** The code and message of a request part that does not match its route's schema, by Fastify's name of the part. */
+const VALIDATION_LOCATIONS: Record<string, [string, string]> = {
+  querystring: ['invalid_query', 'query is invalid'],
+  params: ['invalid_params', 'path parameters are invalid'],
+  body: ['invalid_body', 'request body is invalid'],
+  headers: ['invalid_headers', 'headers are invalid'],
+};
+
+/** A schema validation failure of Fastify (the zod validator compiler's issues, with the part they are in). */
+function validationResponse(fe: { validation: { instancePath?: string; message?: string }[]; validationContext?: string }): ErrorBody {
+  const [code, message] = VALIDATION_LOCATIONS[fe.validationContext ?? ''] ?? ['invalid_request', 'request is invalid'];
+  const issues = fe.validation.slice(0, 50).map((v) => ({
+    path: (v.instancePath ?? '').split('/').filter(Boolean).join('.') || '(root)',
+    message: v.message ?? 'is invalid',
+  }));
+  return errorBody(400, code, message, { issues });
+}
 
 export function errorBody(statusCode: number, code: string, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code, ...extra };
@@ -54,6 +71,7 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
     return { body: errorBody(400, 'invalid_text', 'text values may not contain the NUL character (U+0000)') };
   }
   const fe = err as Partial<FastifyError> & { status?: number };
+  if (fe.code === 'FST_ERR_VALIDATION' && Array.isArray(fe.validation)) return { body: validationResponse(fe as Parameters<typeof validationResponse>[0]) };
   const mapped = fe.code ? FASTIFY_CODES[fe.code] : undefined;
   if (mapped) return { body: errorBody(mapped[0], mapped[1], fe.message ?? 'bad request') };
   if (err instanceof SyntaxError || fe.name === 'SyntaxError') return { body: errorBody(400, 'invalid_json', `body is not valid JSON: ${(err as Error).message}`) };

@@ -5,6 +5,7 @@ import { decodeContentEncoding } from './body-decoding.js';
 import { decodeCloudWatchBody } from './cloudwatch-payload.js';
 import { idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
+import { ingestRouteSchema } from './ingest-route-schema.js';
 import { BINARY_TYPES, installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { logBatchToEvents } from './log-batch-events.js';
 
@@ -19,6 +20,7 @@ export function registerCloudWatchRoutes(app: FastifyInstance, deps: IngestDeps 
       {
         onRequest: [deps.auth.require({ scope: 'ingest:write', cookie: false }), requireContentType(ACCEPTED_TYPES)],
         preParsing: decodeContentEncoding,
+        schema: ingestRouteSchema('CloudWatch Logs entries (spec body, subscription payload, awslogs envelope, gzip); optional Idempotency-Key header', ACCEPTED_TYPES),
       },
       async (request) => {
         const auth = authOf(request);

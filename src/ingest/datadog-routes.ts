@@ -8,6 +8,7 @@ import { decodeContentEncoding } from './body-decoding.js';
 import { DATADOG_KNOWN_KEYS, datadogBodySchema, type DatadogBody } from './datadog-schemas.js';
 import { entryDedupeKey, idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
+import { ingestRouteSchema } from './ingest-route-schema.js';
 import { installLogBodyParsers, requireContentType, textBodyAsJson } from './log-body-parsers.js';
 import { normalizeDatadog, parseTimestamp } from './normalize/index.js';
 import { toAuditEvent } from './to-audit-event.js';
@@ -84,6 +85,7 @@ export function registerDatadogRoutes(app: FastifyInstance, deps: IngestDeps & {
       {
         onRequest: [deps.auth.require({ scope: 'ingest:write', cookie: false }), requireContentType(ACCEPTED_TYPES)],
         preParsing: decodeContentEncoding,
+        schema: ingestRouteSchema('Datadog webhook (JSON or form encoded); optional Idempotency-Key header', ACCEPTED_TYPES),
       },
       async (request) => {
         const auth = authOf(request);

@@ -9,6 +9,9 @@ import { firehoseRecordEvents, type FirehoseRecordContext } from './firehose-rec
 import { commonAttributesOf, headerRequestId, peekBodyRequestId, requireAccessKeyHeader, sourceArnOf } from './firehose-request.js';
 import { firehoseRequestSchema } from './firehose-schemas.js';
 import { ingest, type IngestDeps } from './ingest-result.js';
+import { ingestRouteSchema } from './ingest-route-schema.js';
+import { SECURITY } from '../http/route-schemas.js';
+import { z } from 'zod';
 import { installLogBodyParsers, requireContentType } from './log-body-parsers.js';
 import { parseTimestamp } from './normalize/index.js';
 
@@ -69,6 +72,12 @@ export function registerFirehoseRoutes(app: FastifyInstance, deps: IngestDeps & 
         onRequest: [requireAccessKeyHeader, deps.auth.require({ scope: 'ingest:write', cookie: false, keyHeader: 'x-amz-firehose-access-key' }), requireContentType(['application/json'])],
         preParsing: decodeContentEncoding,
         errorHandler: firehoseErrorHandler,
+        schema: ingestRouteSchema(
+          'Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing); answers and errors in Firehose\'s shape',
+          ['application/json'],
+          z.object({ requestId: z.string(), timestamp: z.number().int() }),
+          SECURITY.firehoseKey,
+        ),
       },
       async (request) => {
         const auth = authOf(request);

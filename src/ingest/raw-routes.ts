@@ -6,6 +6,7 @@ import { BadRequestError, type IssueDetail } from '../http/errors.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { entryDedupeKey, idempotencyClaim, idempotencyKeyOf } from './entry-identity.js';
 import { checkEntryCount, ingest, type IngestDeps } from './ingest-result.js';
+import { ingestRouteSchema } from './ingest-route-schema.js';
 import { rawEventSchema, type RawEvent } from './raw-schemas.js';
 
 /** Splits an NDJSON body into parsed values; blank lines are skipped; a bad line is a 400 naming it. */
@@ -45,7 +46,14 @@ function toAuditEvent(e: RawEvent, index: number, receivedAt: Date, idempotencyK
 export function registerRawIngestRoutes(app: FastifyInstance, deps: IngestDeps & { auth: Authenticator }) {
   app.post(
     '/api/v1/ingest/events',
-    { onRequest: deps.auth.require({ scope: 'ingest:write', cookie: false }), preParsing: decodeContentEncoding },
+    {
+      onRequest: deps.auth.require({ scope: 'ingest:write', cookie: false }),
+      preParsing: decodeContentEncoding,
+      schema: ingestRouteSchema(
+        'Raw JSON audit events: one object, an array, or NDJSON. Deduplicated by `id`, or by the Idempotency-Key header + position (a retry answers the same counts; 422 when the key was used for another request)',
+        ['application/json', 'application/x-ndjson'],
+      ),
+    },
     async (request) => {
       const auth = authOf(request);
       const idempotencyKey = idempotencyKeyOf(request);

@@ -1,10 +1,11 @@
 // GET /api/v1/events: the organization's live event stream (SSE), with replay by Last-Event-ID and filters.
 import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { STREAM_EVENT_TYPES, type StreamEventType } from '../audit/audit-types.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
-import { BadRequestError } from '../http/errors.js';
-import { toErrorResponse, zodIssues } from '../http/error-handler.js';
+import { toErrorResponse } from '../http/error-handler.js';
+import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { SSE_HEADERS } from './sse-format.js';
 import type { StreamHub } from './stream-hub.js';
 
@@ -29,22 +30,37 @@ export const streamQuerySchema = z.object({
   lastEventId: seqString.optional(),
 });
 
-export function registerStreamRoutes(app: FastifyInstance, deps: { auth: Authenticator; hub: StreamHub }) {
-  app.get('/api/v1/events', { onRequest: deps.auth.require({ scope: 'events:read' }) }, async (request, reply) => {
-    const parsed = streamQuerySchema.safeParse(request.query);
-    if (!parsed.success) throw new BadRequestError('invalid stream query', zodIssues(parsed.error));
-    const header = request.headers['last-event-id'];
-    let lastEventId: number | null = null;
-    const rawId = typeof header === 'string' && header.trim() !== '' ? header.trim() : parsed.data.lastEventId;
-    if (rawId !== undefined) {
-      if (!seqString.safeParse(rawId).success) throw new BadRequestError('Last-Event-ID must be a non-negative integer event id');
-      lastEventId = Number(rawId);
-    }
+/** The resume header an EventSource sends; blank means none (then the lastEventId parameter counts). */
+export const streamHeadersSchema = z.looseObject({
+  'last-event-id': z
+    .string()
+    .regex(/^\s*(\d{1,15})?\s*$/, 'must be a non-negative integer event id')
+    .optional(),
+});
+
+const schema = {
+  summary:
+    'Server-sent event stream of the organization (tool_call, anomaly, session_update); replay with the Last-Event-ID header or lastEventId; 429 past the connection limit',
+  security: SECURITY.reader,
+  querystring: streamQuerySchema,
+  headers: streamHeadersSchema,
+  response: withErrors({
+    200: { description: 'the event stream: `id:` seq, `event:` type, `data:` the payload', content: { 'text/event-stream': { schema: z.string() } } },
+  }),
+};
+
+export function registerStreamRoutes(fastify: FastifyInstance, deps: { auth: Authenticator; hub: StreamHub }) {
+  const app = fastify.withTypeProvider<ZodTypeProvider>();
+  app.get('/api/v1/events', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request, reply) => {
+    const query = request.query;
+    const header = request.headers['last-event-id']?.trim();
+    const rawId = header ? header : query.lastEventId;
+    const lastEventId = rawId === undefined ? null : Number(rawId);
     const auth = authOf(request);
     if (request.method === 'HEAD') {
       // What a GET would answer, without opening (or counting) a stream.
       const { Connection: _connection, ...head } = SSE_HEADERS;
-      return reply.code(200).headers(head).send();
+      return reply.code(200).headers(head).send('');
     }
     const headers: Record<string, string | number | string[]> = { ...SSE_HEADERS };
     for (const [k, v] of Object.entries(reply.getHeaders())) if (v !== undefined) headers[k] = v as string | number | string[];
@@ -58,7 +74,7 @@ export function registerStreamRoutes(app: FastifyInstance, deps: { auth: Authent
           userId: auth.principal.type === 'user' ? auth.principal.id : null,
           loginSessionId: auth.principal.type === 'user' ? auth.principal.loginSessionId : null,
         },
-        filter: { types: parsed.data.types, serverId: parsed.data.serverId ?? null },
+        filter: { types: query.types, serverId: query.serverId ?? null },
         lastEventId,
       });
     } catch (err) {

@@ -56,7 +56,7 @@ describe.each(backendNames)('anomaly settings (%s)', (backendName) => {
     for (const [field, value] of bad) {
       const r = await put(bearer(o.key), { [field]: value });
       expect(r.status, `${field}=${JSON.stringify(value)}`).toBe(400);
-      expect(r.body).toMatchObject({ statusCode: 400, code: 'invalid_request' });
+      expect(r.body).toMatchObject({ statusCode: 400, code: 'invalid_body' });
       expect(JSON.stringify(r.body.issues)).toContain(field);
     }
     expect((await put(bearer(o.key), [1])).status).toBe(400);

@@ -87,7 +87,7 @@ describe.each(backendNames)('sessions on one instance (%s)', (backendName) => {
     for (const q of ['status=gone', 'limit=0', 'limit=501', 'cursor=not-a-cursor', `serverId=${'x'.repeat(201)}`]) {
       const r = await http(sessionsUrl(`?${q}`), { headers: bearer(org.key) });
       expect(r.status, q).toBe(400);
-      expect(r.body).toMatchObject({ statusCode: 400, code: 'invalid_request' });
+      expect(r.body).toMatchObject({ statusCode: 400, code: 'invalid_query' });
       expect(r.body.issues[0].path).toBe(q.split('=')[0]);
     }
   });
@@ -190,7 +190,7 @@ describe.each(backendNames)('sessions on one instance (%s)', (backendName) => {
     await postEvents(app.url, org.key, [toolCall(1, { sessionId: 'v-1' })]);
     const long = await transition(org.key, 'v-1', 'suspend', { reason: 'x'.repeat(501) });
     expect(long.status).toBe(400);
-    expect(long.body).toMatchObject({ code: 'invalid_request', issues: [{ path: 'reason' }] });
+    expect(long.body).toMatchObject({ code: 'invalid_body', issues: [{ path: 'reason' }] });
     expect((await transition(org.key, 'v-1', 'suspend', { reason: 'ok', extra: 1 })).status).toBe(400);
     expect((await transition(org.key, 'v-1', 'suspend', { reason: 42 })).status).toBe(400);
     const badJson = await http(sessionsUrl('/v-1/suspend'), { method: 'POST', headers: { ...bearer(org.key), 'content-type': 'application/json' }, body: '{"reason":' });

@@ -75,7 +75,7 @@ describe.each(backendNames)('stream on one instance (%s)', (backendName) => {
     c.close();
     const bad = await openSse(`${app.url}/api/v1/events?lastEventId=abc`, bearer(org.key));
     expect(bad.status).toBe(400);
-    expect(JSON.parse(bad.body!)).toMatchObject({ statusCode: 400, code: 'invalid_request' });
+    expect(JSON.parse(bad.body!)).toMatchObject({ statusCode: 400, code: 'invalid_query' });
   });
 
   it('filters by types and serverId', async () => {
