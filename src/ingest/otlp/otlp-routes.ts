@@ -4,6 +4,8 @@ import { authOf, type Authenticator } from '../../auth/authenticate.js';
 import { toErrorResponse } from '../../http/error-handler.js';
 import { PayloadTooLargeError } from '../../http/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
+import { z } from 'zod';
+import { SECURITY } from '../../http/route-schemas.js';
 import { decodeContentEncoding } from '../body-decoding.js';
 import { idempotencyKeyOf } from '../entry-identity.js';
 import { ingest, type IngestDeps } from '../ingest-result.js';
@@ -75,6 +77,25 @@ function otlpErrorHandler(types: OtlpTypes) {
   };
 }
 
+const SUMMARY: Record<OtlpSignal, string> = {
+  traces: 'OTLP/HTTP trace export (ExportTraceServiceRequest, protobuf or JSON, gzip); tool-call spans are stored',
+  logs: 'OTLP/HTTP log export (ExportLogsServiceRequest, protobuf or JSON, gzip); every log record is stored',
+};
+
+/** The declared schema (for /openapi.json): OTLP bodies and answers are protobuf or OTLP/JSON, not the service's JSON shapes. */
+function otlpRouteSchema(signal: OtlpSignal) {
+  const otlp = (what: string) => ({ description: what, content: { [PROTOBUF_TYPE]: { schema: z.string() }, [JSON_TYPE]: { schema: z.record(z.string(), z.unknown()) } } });
+  return {
+    summary: SUMMARY[signal],
+    consumes: [PROTOBUF_TYPE, JSON_TYPE],
+    security: SECURITY.apiKey,
+    response: {
+      200: otlp(`Export${signal === 'traces' ? 'Trace' : 'Logs'}ServiceResponse, in the request's encoding (partialSuccess when items were rejected)`),
+      default: otlp("google.rpc.Status ({code, message}), in the request's encoding; Retry-After on 429 and 503"),
+    },
+  };
+}
+
 /** Registers both routes in their own scope: raw-bytes parsers for the two OTLP types, and the OTLP error answers. */
 export function registerOtlpRoutes(app: FastifyInstance, deps: OtlpDeps) {
   void app.register(async (scope) => {
@@ -87,6 +108,7 @@ export function registerOtlpRoutes(app: FastifyInstance, deps: OtlpDeps) {
         {
           onRequest: [deps.auth.require({ scope: 'ingest:write', cookie: false }), requireContentType([PROTOBUF_TYPE, JSON_TYPE])],
           preParsing: decodeContentEncoding,
+          schema: otlpRouteSchema(signal),
         },
         (request, reply) => handleExport(deps, signal, request, reply),
       );
