@@ -2,7 +2,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { authOf, type Authenticator } from '../../auth/authenticate.js';
 import { toErrorResponse } from '../../http/error-handler.js';
-import { PayloadTooLargeError } from '../../http/errors.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import { z } from 'zod';
 import { SECURITY } from '../../http/route-schemas.js';
@@ -11,19 +10,11 @@ import { idempotencyKeyOf } from '../entry-identity.js';
 import { ingest, type IngestDeps } from '../ingest-result.js';
 import { mediaTypeOf, requireContentType } from '../log-body-parsers.js';
 import { exportResponse, JSON_TYPE, PROTOBUF_TYPE, statusAnswer, type EncodedAnswer } from './answers.js';
-import { decodeExport, OtlpDecodeError, type OtlpEncoding, type OtlpSignal } from './decode.js';
-import { countLogRecords, countSpans, logItems, spanItems } from './model.js';
+import type { OtlpEncoding, OtlpSignal } from './decode.js';
+import { exportEvents, rejectMessage, type OtlpLimits } from './export-events.js';
 import type { OtlpTypes } from './proto-types.js';
-import { logsToEvents, spansToEvents } from './to-events.js';
 
 export const OTLP_PATH = '/api/v1/ingest/otlp';
-
-export interface OtlpLimits {
-  /** Spans in one traces export (OTLP_MAX_SPANS_PER_EXPORT); more is a 413. */
-  maxSpans: number;
-  /** Log records in one logs export (OTLP_MAX_LOG_RECORDS_PER_EXPORT); more is a 413. */
-  maxLogRecords: number;
-}
 
 export interface OtlpDeps extends Omit<IngestDeps, 'maxEntries'>, OtlpLimits {
   auth: Authenticator;
@@ -46,34 +37,22 @@ async function handleExport(deps: OtlpDeps, signal: OtlpSignal, request: Fastify
   const idempotencyKey = idempotencyKeyOf(request);
   const encoding = encodingOf(request);
   const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const type = signal === 'traces' ? deps.types.traceRequest : deps.types.logsRequest;
-  const body = decodeExport(type, bytes, encoding, signal);
+  const out = exportEvents(deps.types, deps, signal, bytes, encoding, { receivedAt: new Date(), idempotencyKey });
   const limit = signal === 'traces' ? deps.maxSpans : deps.maxLogRecords;
-  const count = signal === 'traces' ? countSpans(body) : countLogRecords(body);
-  if (count > limit) {
-    const setting = signal === 'traces' ? 'OTLP_MAX_SPANS_PER_EXPORT' : 'OTLP_MAX_LOG_RECORDS_PER_EXPORT';
-    throw new PayloadTooLargeError(`${count} ${signal === 'traces' ? 'spans' : 'log records'} in one export; the limit is ${limit} (${setting})`);
-  }
-  const opts = { receivedAt: new Date(), idempotencyKey };
-  const out = signal === 'traces' ? spansToEvents(spanItems(body), opts) : logsToEvents(logItems(body), opts);
   if (out.notToolCalls) deps.metrics.otlpSpansNotStored.inc({ reason: 'not_tool_call' }, out.notToolCalls);
   if (out.rejected) deps.metrics.otlpSpansNotStored.inc({ reason: 'rejected' }, out.rejected);
   if (out.events.length) await ingest({ ...deps, maxEntries: limit }, auth.orgId, 'otlp', out.events);
-  const message = out.rejected ? `${out.rejected} rejected: ${out.rejectMessage}` : null;
-  return send(reply, 200, exportResponse(deps.types, signal, encoding, out.rejected, message));
+  return send(reply, 200, exportResponse(deps.types, signal, encoding, out.rejected, rejectMessage(out)));
 }
 
 /** Every error of these routes as a google.rpc.Status in the request's encoding, with the status code of the service's errors. */
 function otlpErrorHandler(types: OtlpTypes) {
   return (err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const mapped = err instanceof OtlpDecodeError ? { status: 400, message: err.message, retryAfter: undefined } : (() => {
-      const { body, retryAfter } = toErrorResponse(err);
-      return { status: body.statusCode, message: body.message, retryAfter };
-    })();
-    if (mapped.status >= 500) request.log.error({ err }, 'request failed');
-    else request.log.info({ statusCode: mapped.status }, mapped.message);
-    if (mapped.retryAfter !== undefined) void reply.header('Retry-After', String(mapped.retryAfter));
-    return send(reply, mapped.status, statusAnswer(types, encodingOf(request), mapped.status, mapped.message));
+    const { body, retryAfter } = toErrorResponse(err);
+    if (body.statusCode >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code: body.code, statusCode: body.statusCode }, body.message);
+    if (retryAfter !== undefined) void reply.header('Retry-After', String(retryAfter));
+    return send(reply, body.statusCode, statusAnswer(types, encodingOf(request), body.statusCode, body.message));
   };
 }
 

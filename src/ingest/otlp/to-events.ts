@@ -41,8 +41,22 @@ export function latencyOf(startNs: bigint | null, endNs: bigint | null): number 
   return Math.min(MAX_INT32, Math.round(Number(endNs - startNs) / 1e6));
 }
 
+/**
+ * contextMetadata per scope, for one export: the items of one scope share its scope object (and its resource's), so the
+ * bounded resource is built once per scope, not once per item.
+ */
+export type ContextCache = Map<OtlpContext['scope'], Record<string, unknown>>;
+
 /** The resource (bounded), its omitted count and the scope, as kept on every event of the resource. */
-function contextMetadata(ctx: OtlpContext): Record<string, unknown> {
+function contextMetadata(ctx: OtlpContext, cache?: ContextCache): Record<string, unknown> {
+  const cached = cache?.get(ctx.scope);
+  if (cached) return cached;
+  const value = buildContextMetadata(ctx);
+  cache?.set(ctx.scope, value);
+  return value;
+}
+
+function buildContextMetadata(ctx: OtlpContext): Record<string, unknown> {
   const { kept, omitted } = boundedAttributes(ctx.resource, MAX_RESOURCE_ATTRIBUTES_BYTES);
   return {
     resource: kept,
@@ -67,7 +81,7 @@ function withoutUndefined(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The audit event of a tool-call span; its identity is its trace id + span id. */
-export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }, opts: OtlpEventOptions): NewAuditEvent {
+export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }, opts: OtlpEventOptions, cache?: ContextCache): NewAuditEvent {
   const attrs = span.attributes;
   const toolName = toolNameOf(attrs, span.name);
   const explicit = explicitActionOf(attrs);
@@ -88,7 +102,7 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
     startTimeUnixNano: span.startNs?.toString(),
     endTimeUnixNano: span.endNs?.toString(),
     attributes: attrs,
-    ...contextMetadata(span),
+    ...contextMetadata(span, cache),
   });
   return {
     type: toolName ? 'tool_call' : 'log',
@@ -107,6 +121,7 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
 /** Tool-call spans become events; other spans are counted; a tool-call span without valid ids is rejected (no identity). */
 export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): ExportEvents {
   const out: ExportEvents = { events: [], notToolCalls: 0, rejected: 0, rejectMessage: null };
+  const cache: ContextCache = new Map();
   for (const span of spans) {
     if (!isToolCall(span.attributes)) {
       out.notToolCalls++;
@@ -117,7 +132,7 @@ export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): Export
       out.rejectMessage ??= 'a tool-call span needs a valid trace id (16 bytes) and span id (8 bytes), its identity';
       continue;
     }
-    out.events.push(spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts));
+    out.events.push(spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts, cache));
   }
   return out;
 }
@@ -140,7 +155,7 @@ export function bodyText(body: unknown): string | null {
 }
 
 /** The audit event of one log record: a tool call when its attributes carry the span keys, else a normalized message. */
-export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions): NewAuditEvent {
+export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions, cache?: ContextCache): NewAuditEvent {
   const dedupeKey = logDedupeKey(r, position, opts.idempotencyKey ?? null);
   const message = bodyText(r.body);
   const otlp = withoutUndefined({
@@ -152,7 +167,7 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions)
     timeUnixNano: r.timeNs?.toString(),
     observedTimeUnixNano: r.observedNs?.toString(),
     attributes: Object.keys(r.attributes).length ? r.attributes : undefined,
-    ...contextMetadata(r),
+    ...contextMetadata(r, cache),
   });
   const time = dateOfNanos(r.timeNs) ?? dateOfNanos(r.observedNs);
   if (isToolCall(r.attributes)) {
@@ -195,5 +210,6 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions)
 }
 
 export function logsToEvents(records: LogItem[], opts: OtlpEventOptions): ExportEvents {
-  return { events: records.map((r, i) => logToEvent(r, i, opts)), notToolCalls: 0, rejected: 0, rejectMessage: null };
+  const cache: ContextCache = new Map();
+  return { events: records.map((r, i) => logToEvent(r, i, opts, cache)), notToolCalls: 0, rejected: 0, rejectMessage: null };
 }
