@@ -33,17 +33,23 @@ export function anyValue(value: unknown, depth = 0): unknown {
   return null;
 }
 
+/** Sets `obj[key]` as an own data property, also for `__proto__` (which plain assignment would treat as the prototype). */
+function setOwn(obj: Attributes, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
 /** A KeyValue list as an object; a repeated key keeps its last value; keys like `__proto__` stay plain data. */
 export function keyValues(list: unknown, depth = 0): Attributes {
-  const out = Object.create(null) as Attributes;
-  if (!Array.isArray(list)) return { ...out };
+  const out: Attributes = {};
+  if (!Array.isArray(list)) return out;
   for (const item of list) {
     const kv = asRecord(item);
     if (!kv || typeof kv.key !== 'string') continue;
     const key = wellFormed(kv.key.length > MAX_ATTRIBUTE_KEY_LENGTH ? kv.key.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : kv.key);
-    out[key] = anyValue(kv.value, depth);
+    setOwn(out, key, anyValue(kv.value, depth));
   }
-  return { ...out };
+  return out;
 }
 
 /** The attribute `key` when it is a non-empty string (trimmed), else null. */
@@ -67,7 +73,7 @@ export function textAttr(attrs: Attributes, key: string): string | null {
  * resource cannot be copied onto thousands of stored events.
  */
 export function boundedAttributes(attrs: Attributes, maxBytes: number): { kept: Attributes; omitted: number } {
-  const kept = Object.create(null) as Attributes;
+  const kept: Attributes = {};
   let size = 2;
   let omitted = 0;
   for (const key of Object.keys(attrs)) {
@@ -77,7 +83,7 @@ export function boundedAttributes(attrs: Attributes, maxBytes: number): { kept: 
       continue;
     }
     size += entry;
-    kept[key] = attrs[key];
+    setOwn(kept, key, attrs[key]);
   }
-  return { kept: { ...kept }, omitted };
+  return { kept, omitted };
 }
