@@ -16,4 +16,14 @@ export default tseslint.config(
   // TypeScript checks names itself (typescript-eslint's advice), including Node and DOM globals.
   { files: ['**/*.ts'], rules: { 'no-undef': 'off' } },
   { files: ['bench/**', 'scripts/**', 'src/cli/**', 'test/**'], rules: { 'no-console': 'off' } },
+  // The page shares the server's contract as types only: its bundle carries no zod.
+  {
+    files: ['src/dashboard/**'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/contract/*', 'zod', 'zod/*'], allowTypeImports: true, message: 'import the contract as types only (import type)' }] },
+      ],
+    },
+  },
 );

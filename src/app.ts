@@ -1,5 +1,5 @@
 // buildApp(config): the whole service as a Fastify instance, with its resources created from config and closed on close().
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type RouteOptions } from 'fastify';
 import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
@@ -57,6 +57,8 @@ export const REDACTED_PATHS = [
 export interface BuildOptions {
   /** Where log lines go (tests capture them); defaults to stdout. */
   logStream?: NodeJS.WritableStream;
+  /** Sees every route as it is registered (tests compare them with /openapi.json). */
+  onRoute?: (route: RouteOptions) => void;
 }
 
 export interface AppContext {
@@ -137,6 +139,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
 
+  if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerErrorHandling(app);
   registerSchemaCompilers(app);
   // Collects every route's declared schema from here on into /openapi.json.

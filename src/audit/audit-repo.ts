@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import type { AuditEventRow } from '../contract/api-rows.js';
+import type { StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
@@ -63,20 +64,20 @@ function needsScrub(value: unknown, depth: number): boolean {
 }
 
 /** The spec 2.1 payload of a tool call: every field present, unknown ones null. */
-export function toolCallPayload(e: NewAuditEvent): Record<string, unknown> {
+export function toolCallPayload(e: NewAuditEvent & { toolName: string }): ToolCallPayload {
   return {
     type: 'tool_call',
     serverId: e.serverId ?? null,
     sessionId: e.sessionId ?? null,
-    toolName: e.toolName ?? null,
+    toolName: e.toolName,
     action: e.action ?? null,
     latencyMs: e.latencyMs ?? null,
     timestamp: e.occurredAt.toISOString(),
   };
 }
 
-function payloadOf(e: NewAuditEvent): Record<string, unknown> | null {
-  if (e.type === 'tool_call') return e.toolName ? toolCallPayload(e) : null;
+function payloadOf(e: NewAuditEvent): StreamPayload | null {
+  if (e.type === 'tool_call') return e.toolName ? toolCallPayload({ ...e, toolName: e.toolName }) : null;
   if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
   return null;
 }
@@ -204,7 +205,7 @@ interface StreamRow {
   seq: number;
   type: StreamEventType;
   server_id: string | null;
-  payload: Record<string, unknown> | null;
+  payload: StreamPayload | null;
 }
 
 /** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */

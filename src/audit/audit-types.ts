@@ -1,4 +1,5 @@
 // Shapes of audit events going into the store and coming out to the stream.
+import type { AnomalyPayload, SessionUpdatePayload, StreamPayload } from '../contract/stream-payloads.js';
 
 export const AUDIT_SOURCES = ['raw', 'cloudwatch', 'firehose', 'datadog', 'otlp', 'system', 'operator'] as const;
 export type AuditSource = (typeof AUDIT_SOURCES)[number];
@@ -23,7 +24,7 @@ export interface NewAuditEvent {
   metadata?: Record<string, unknown>;
   dedupeKey: string;
   /** Spec 2.2/2.3 payload fields for anomaly and session_update events (tool_call payloads are derived). */
-  payload?: Record<string, unknown> | null;
+  payload?: AnomalyPayload | SessionUpdatePayload | null;
 }
 
 /** One event as carried to SSE clients: seq, name, the server it concerns (for filters) and the spec payload. */
@@ -31,7 +32,7 @@ export interface StreamEvent {
   seq: number;
   type: StreamEventType;
   serverId: string | null;
-  payload: Record<string, unknown>;
+  payload: StreamPayload;
 }
 
 /** What one committed write publishes: the org's seq range it used and the streamable events in it. */

@@ -73,7 +73,7 @@ export const apiKeyMeSchema = z.object({
 export const meSchema = z.union([userMeSchema, apiKeyMeSchema]);
 
 /** An API key as listed (never the key itself). */
-export const apiKeyRowSchema = z.object({
+export const apiKeySchema = z.object({
   id: z.string(),
   name: z.string(),
   prefix: z.string(),
@@ -83,19 +83,19 @@ export const apiKeyRowSchema = z.object({
   revokedAt: instant.nullable(),
 });
 
-export const apiKeyListSchema = z.object({ items: z.array(apiKeyRowSchema) });
+export const apiKeyListSchema = z.object({ items: z.array(apiKeySchema) });
 
 /** A new API key: the key is in this answer only. */
-export const createdApiKeySchema = apiKeyRowSchema.extend({ key: z.string() });
+export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
 
 export type AuditEventRow = z.output<typeof auditEventRowSchema>;
 export type AuditEventPage = z.output<typeof auditEventPageSchema>;
 export type SessionRow = z.output<typeof sessionRowSchema>;
 export type SessionPage = z.output<typeof sessionPageSchema>;
-export type AuditStatsBody = z.output<typeof auditStatsSchema>;
+export type StatsSnapshot = z.output<typeof auditStatsSchema>;
 export type Organization = z.output<typeof organizationSchema>;
 export type UserMe = z.output<typeof userMeSchema>;
 export type ApiKeyMe = z.output<typeof apiKeyMeSchema>;
 export type Me = z.output<typeof meSchema>;
-export type ApiKeyRow = z.output<typeof apiKeyRowSchema>;
+export type ApiKey = z.output<typeof apiKeySchema>;
 export type CreatedApiKey = z.output<typeof createdApiKeySchema>;

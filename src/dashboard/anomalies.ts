@@ -1,23 +1,15 @@
 // The anomaly list at the top of the dashboard: the window's anomalies from the server plus live ones, newest first, capped.
 import { formatTime, h, show } from './dom.js';
 import { copyableId } from './ids.js';
+import type { StatsSnapshot } from './api.js';
 import type { AnomalyEvent } from './stream.js';
 
 const formatNumber = (n: number | null): string => (n === null ? '—' : String(Number(n.toFixed(2))));
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
-/** An anomaly as listed by GET /api/v1/audit-events/stats ({seq, ...spec fields}). */
-export function anomalyFromStats(a: Record<string, unknown> & { seq: number }): AnomalyEvent {
-  return {
-    seq: a.seq,
-    serverId: str(a.serverId),
-    anomalyType: str(a.anomalyType),
-    toolName: str(a.toolName),
-    currentRate: num(a.currentRate),
-    threshold: num(a.threshold),
-    timestamp: str(a.timestamp),
-  };
+/** An anomaly as listed by GET /api/v1/audit-events/stats ({seq, ...its stream payload}). */
+export function anomalyFromStats(a: StatsSnapshot['anomalies'][number]): AnomalyEvent {
+  const { type: _type, ...fields } = a;
+  return fields;
 }
 
 export class AnomalyList {

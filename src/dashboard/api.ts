@@ -1,68 +1,10 @@
 // The dashboard's calls to the audit-stream HTTP API (same origin, cookie auth) and the shapes they return.
 
-export interface Organization {
-  id: string;
-  name: string;
-  role: string;
-}
+import type { ApiKey, AuditEventPage, CreatedApiKey, SessionPage, SessionRow, StatsSnapshot, UserMe } from '../contract/api-rows.js';
 
-export interface Me {
-  user: { id: string; email: string };
-  organizations: Organization[];
-  activeOrganizationId: string | null;
-}
-
-export interface Session {
-  sessionId: string;
-  serverId: string | null;
-  status: string;
-  statusReason: string | null;
-  firstSeenAt: string | null;
-  lastSeenAt: string | null;
-  toolCallCount: number;
-  statusChangedAt: string | null;
-}
-
-export interface StoredAuditEvent {
-  seq: number;
-  type: string;
-  source: string;
-  occurredAt: string;
-  receivedAt: string;
-  serverId: string | null;
-  sessionId: string | null;
-  toolName: string | null;
-  action: string | null;
-  latencyMs: number | null;
-  metadata: Record<string, unknown> | null;
-}
-
-export interface StatsSnapshot {
-  window: string;
-  from: string;
-  to: string;
-  bucketSeconds: number;
-  asOfSeq: number;
-  total: number;
-  buckets: { start: string; counts: Record<string, number>; total: number }[];
-  sessions: { seen: number; active: number; suspended: number };
-  anomalies: (Record<string, unknown> & { seq: number })[];
-}
-
-export interface ApiKey {
-  id: string;
-  name: string;
-  prefix: string;
-  scopes: string[];
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
-interface Page<T> {
-  items: T[];
-  nextCursor: string | null;
-}
+// The shapes are the server's own (src/contract), imported as types only; the page signs in with a cookie, so /auth/me
+// answers it as a user.
+export type { ApiKey, AuditEventRow as StoredAuditEvent, Organization, SessionRow as Session, StatsSnapshot, UserMe as Me } from '../contract/api-rows.js';
 
 /** A failed call: `status` 0 means the service could not be reached at all. */
 export class ApiError extends Error {
@@ -117,18 +59,18 @@ async function request<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: strin
 }
 
 export const api = {
-  me: () => request<Me>('GET', '/api/v1/auth/me'),
-  login: (email: string, password: string) => request<Me>('POST', '/api/v1/auth/login', { email, password }),
+  me: () => request<UserMe>('GET', '/api/v1/auth/me'),
+  login: (email: string, password: string) => request<UserMe>('POST', '/api/v1/auth/login', { email, password }),
   logout: () => request<void>('POST', '/api/v1/auth/logout'),
-  setActiveOrganization: (organizationId: string) => request<Me>('PUT', '/api/v1/auth/active-organization', { organizationId }),
-  sessions: (limit = 100) => request<Page<Session>>('GET', `/api/v1/sessions?limit=${limit}`),
-  suspendSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, {}),
-  resumeSession: (id: string) => request<Session>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/resume`, {}),
-  recentToolCalls: (limit = 200) => request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
+  setActiveOrganization: (organizationId: string) => request<UserMe>('PUT', '/api/v1/auth/active-organization', { organizationId }),
+  sessions: (limit = 100) => request<SessionPage>('GET', `/api/v1/sessions?limit=${limit}`),
+  suspendSession: (id: string) => request<SessionRow>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, {}),
+  resumeSession: (id: string) => request<SessionRow>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/resume`, {}),
+  recentToolCalls: (limit = 200) => request<AuditEventPage>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
   sessionCalls: (sessionId: string, limit = 200) =>
-    request<Page<StoredAuditEvent>>('GET', `/api/v1/audit-events?type=tool_call&sessionId=${encodeURIComponent(sessionId)}&limit=${limit}&order=desc`),
+    request<AuditEventPage>('GET', `/api/v1/audit-events?type=tool_call&sessionId=${encodeURIComponent(sessionId)}&limit=${limit}&order=desc`),
   stats: (window: string) => request<StatsSnapshot>('GET', `/api/v1/audit-events/stats?window=${encodeURIComponent(window)}`),
   apiKeys: () => request<{ items: ApiKey[] }>('GET', '/api/v1/api-keys'),
-  createApiKey: (name: string, scopes: string[]) => request<ApiKey & { key: string }>('POST', '/api/v1/api-keys', { name, scopes }),
+  createApiKey: (name: string, scopes: string[]) => request<CreatedApiKey>('POST', '/api/v1/api-keys', { name, scopes }),
   revokeApiKey: (id: string) => request<void>('DELETE', `/api/v1/api-keys/${encodeURIComponent(id)}`),
 };

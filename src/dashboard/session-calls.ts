@@ -2,6 +2,7 @@
 import { api, isUnauthorized, type StoredAuditEvent } from './api.js';
 import { byId, h } from './dom.js';
 import { copyFrom } from './ids.js';
+import type { ToolCallEvent } from './stream.js';
 import { toolCallCells } from './table.js';
 
 const LIMIT = 200;
@@ -55,11 +56,12 @@ export class SessionCalls {
   }
 }
 
-export const fromStored = (e: StoredAuditEvent) => ({
+/** A stored tool call as the table shows streamed ones (a stored tool_call always has its tool name). */
+export const fromStored = (e: StoredAuditEvent): ToolCallEvent => ({
   seq: e.seq,
   serverId: e.serverId,
   sessionId: e.sessionId,
-  toolName: e.toolName,
+  toolName: e.toolName ?? '',
   action: e.action,
   latencyMs: e.latencyMs,
   timestamp: e.occurredAt,

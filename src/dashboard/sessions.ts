@@ -7,7 +7,8 @@ import type { SessionUpdateEvent, ToolCallEvent } from './stream.js';
 
 type Op = 'suspend' | 'resume';
 
-type Seed = Pick<Session, 'serverId' | 'toolCallCount' | 'lastSeenAt'>;
+/** What live tool calls tell of a session not listed yet (its last call time is unknown until one arrives). */
+type Seed = Pick<Session, 'serverId' | 'toolCallCount'> & { lastSeenAt: string | null };
 
 const time = (iso: string | null): number => (iso ? Date.parse(iso) : NaN);
 /** Whether `a` is known to be strictly earlier than `b`. */
@@ -70,6 +71,7 @@ export class SessionsView {
           serverId: seed?.serverId ?? null,
           status: e.status,
           statusReason: null,
+          statusChangedBy: null,
           firstSeenAt: e.timestamp,
           lastSeenAt: seed?.lastSeenAt ?? e.timestamp,
           toolCallCount: seed?.toolCallCount ?? 0,
@@ -172,7 +174,7 @@ export class SessionsView {
         return;
       }
       const row = this.rows.get(id);
-      if (err instanceof ApiError && err.status === 409 && typeof err.body?.status === 'string' && row) {
+      if (err instanceof ApiError && err.status === 409 && (err.body?.status === 'active' || err.body?.status === 'suspended') && row) {
         row.session.status = err.body.status;
         this.notify(`Session ${id} is already ${err.body.status}.`);
       } else {

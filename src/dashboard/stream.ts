@@ -1,34 +1,13 @@
 // The live SSE connection to /api/v1/events: parses events, drops replayed duplicates by seq, reconnects and reports its state.
+import type { AnomalyPayload, SessionUpdatePayload, StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
 import { api, isUnauthorized, type Me } from './api.js';
 
 export type ConnectionState = 'live' | 'reconnecting' | 'signed out';
 
-export interface ToolCallEvent {
-  seq: number;
-  serverId: string | null;
-  sessionId: string | null;
-  toolName: string | null;
-  action: string | null;
-  latencyMs: number | null;
-  timestamp: string | null;
-}
-
-export interface AnomalyEvent {
-  seq: number;
-  serverId: string | null;
-  anomalyType: string | null;
-  toolName: string | null;
-  currentRate: number | null;
-  threshold: number | null;
-  timestamp: string | null;
-}
-
-export interface SessionUpdateEvent {
-  seq: number;
-  sessionId: string | null;
-  status: string | null;
-  timestamp: string | null;
-}
+/** A streamed event as the page keeps it: the server's payload (src/contract) and the event's seq. */
+export type ToolCallEvent = Omit<ToolCallPayload, 'type'> & { seq: number };
+export type AnomalyEvent = Omit<AnomalyPayload, 'type'> & { seq: number };
+export type SessionUpdateEvent = Omit<SessionUpdatePayload, 'type'> & { seq: number };
 
 export interface StreamHandlers {
   toolCall(e: ToolCallEvent): void;
@@ -40,9 +19,6 @@ export interface StreamHandlers {
   /** /auth/me answered while recovering, so the page can notice an organization switched in another tab. */
   identity(me: Me): void;
 }
-
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
 
 const MIN_RETRY_MS = 1000;
 const MAX_RETRY_MS = 15_000;
@@ -86,42 +62,20 @@ export class LiveStream {
       this.on.state('live');
     });
     es.addEventListener('error', () => this.onError(es, gen));
-    es.addEventListener('tool_call', (ev) => {
-      const d = this.accept(ev, gen);
-      if (d) {
-        this.on.toolCall({
-          seq: d.seq,
-          serverId: str(d.data.serverId),
-          sessionId: str(d.data.sessionId),
-          toolName: str(d.data.toolName),
-          action: str(d.data.action),
-          latencyMs: num(d.data.latencyMs),
-          timestamp: str(d.data.timestamp),
-        });
-      }
-    });
-    es.addEventListener('anomaly', (ev) => {
-      const d = this.accept(ev, gen);
-      if (d) {
-        this.on.anomaly({
-          seq: d.seq,
-          serverId: str(d.data.serverId),
-          anomalyType: str(d.data.anomalyType),
-          toolName: str(d.data.toolName),
-          currentRate: num(d.data.currentRate),
-          threshold: num(d.data.threshold),
-          timestamp: str(d.data.timestamp),
-        });
-      }
-    });
-    es.addEventListener('session_update', (ev) => {
-      const d = this.accept(ev, gen);
-      if (d) this.on.sessionUpdate({ seq: d.seq, sessionId: str(d.data.sessionId), status: str(d.data.status), timestamp: str(d.data.timestamp) });
-    });
+    for (const name of ['tool_call', 'anomaly', 'session_update'] as const) {
+      es.addEventListener(name, (ev) => {
+        const d = this.accept(ev, gen);
+        if (!d) return;
+        const { type: _type, ...fields } = d.data;
+        if (d.data.type === 'tool_call') this.on.toolCall({ ...(fields as Omit<ToolCallPayload, 'type'>), seq: d.seq });
+        else if (d.data.type === 'anomaly') this.on.anomaly({ ...(fields as Omit<AnomalyPayload, 'type'>), seq: d.seq });
+        else this.on.sessionUpdate({ ...(fields as Omit<SessionUpdatePayload, 'type'>), seq: d.seq });
+      });
+    }
   }
 
-  /** The event's seq and data when it is new; null for replayed duplicates, stale connections and bad data. */
-  private accept(ev: MessageEvent, gen: number): { seq: number; data: Record<string, unknown> } | null {
+  /** The event's seq and payload when it is new; null for replayed duplicates, stale connections and bad data. */
+  private accept(ev: MessageEvent, gen: number): { seq: number; data: StreamPayload } | null {
     if (gen !== this.generation) return null;
     const seq = ev.lastEventId === '' ? NaN : Number(ev.lastEventId);
     if (!Number.isSafeInteger(seq)) {
@@ -132,8 +86,9 @@ export class LiveStream {
     if (seq <= this.lastSeq) return null;
     this.lastSeq = seq;
     try {
-      const data: unknown = JSON.parse(String(ev.data));
-      return data !== null && typeof data === 'object' ? { seq, data: data as Record<string, unknown> } : null;
+      const data = JSON.parse(String(ev.data)) as StreamPayload | null;
+      // The payload names its own type, which is the event's name.
+      return data !== null && typeof data === 'object' && data.type === ev.type ? { seq, data } : null;
     } catch {
       console.warn(`dashboard: event ${seq} has data that is not JSON`);
       return null;

@@ -1,7 +1,18 @@
 // GET /openapi.json: the OpenAPI 3.1 document @fastify/swagger builds from every route's declared zod schema.
-import fastifySwagger from '@fastify/swagger';
-import type { FastifyInstance } from 'fastify';
+import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
+
+const zodTransform = createJsonSchemaTransform({ skipList: [] });
+
+/**
+ * A route that reads its body itself (the ingest routes: NDJSON, gzip, several formats) documents the usual body under
+ * `documentedBody`: it is written into the document as the request body, and never used to validate the request.
+ */
+const transform: SwaggerTransform = (input) => {
+  const { documentedBody, ...schema } = (input.schema ?? {}) as FastifySchema & { documentedBody?: unknown };
+  return zodTransform(documentedBody === undefined ? input : { ...input, schema: { ...schema, body: documentedBody } });
+};
 
 /** Registers the document collector; call it before any route is registered, and the route once they all are. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
@@ -18,7 +29,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    transform: createJsonSchemaTransform({ skipList: [] }),
+    transform,
   });
 }
 

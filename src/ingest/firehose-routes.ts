@@ -75,8 +75,11 @@ export function registerFirehoseRoutes(app: FastifyInstance, deps: IngestDeps & 
         schema: ingestRouteSchema(
           'Amazon Data Firehose HTTP endpoint delivery (at most FIREHOSE_MAX_RECORDS records; empty records store nothing); answers and errors in Firehose\'s shape',
           ['application/json'],
-          z.object({ requestId: z.string(), timestamp: z.number().int() }),
-          SECURITY.firehoseKey,
+          {
+            answer: z.object({ requestId: z.string(), timestamp: z.number().int() }),
+            error: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
+            security: SECURITY.firehoseKey,
+          },
         ),
       },
       async (request) => {

@@ -1,5 +1,6 @@
 // POST /api/v1/ingest/events: raw JSON audit events as one object, an array, or NDJSON.
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { BadRequestError, type IssueDetail } from '../http/errors.js';
@@ -52,6 +53,7 @@ export function registerRawIngestRoutes(app: FastifyInstance, deps: IngestDeps &
       schema: ingestRouteSchema(
         'Raw JSON audit events: one object, an array, or NDJSON. Deduplicated by `id`, or by the Idempotency-Key header + position (a retry answers the same counts; 422 when the key was used for another request)',
         ['application/json', 'application/x-ndjson'],
+        { documentedBody: z.union([rawEventSchema, z.array(rawEventSchema)]) },
       ),
     },
     async (request) => {

@@ -1,19 +1,12 @@
 // SQL for agent sessions: tracking sessions seen in tool calls, reading them, and changing their status.
+import type { SessionRow } from '../contract/api-rows.js';
+import type { SessionUpdatePayload } from '../contract/stream-payloads.js';
 import type { Queryable } from '../db/db.js';
 
-export type SessionStatus = 'active' | 'suspended';
+export type SessionStatus = SessionRow['status'];
 
-export interface SessionRow {
-  sessionId: string;
-  serverId: string | null;
-  status: SessionStatus;
-  statusReason: string | null;
-  statusChangedBy: string | null;
-  firstSeenAt: string;
-  lastSeenAt: string;
-  statusChangedAt: string;
-  toolCallCount: number;
-}
+/** A session as the API answers it. */
+export type { SessionRow };
 
 interface DbSessionRow {
   session_id: string;
@@ -115,6 +108,6 @@ export async function listSessions(db: Queryable, orgId: string, f: SessionListF
 }
 
 /** The spec 2.3 payload of a session_update event. */
-export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): Record<string, unknown> {
+export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): SessionUpdatePayload {
   return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
 }

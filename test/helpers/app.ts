@@ -1,6 +1,6 @@
 // Starts real app instances on 127.0.0.1:0 and provisions organizations, users and keys through the admin API.
 import { PassThrough } from 'node:stream';
-import { buildApp, type AppContext } from '../../src/app.js';
+import { buildApp, type AppContext, type BuildOptions } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -12,12 +12,12 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-export async function startApp(env: Record<string, string | undefined>): Promise<RunningApp> {
+export async function startApp(env: Record<string, string | undefined>, opts: Omit<BuildOptions, 'logStream'> = {}): Promise<RunningApp> {
   const logs: string[] = [];
   const logStream = new PassThrough();
   logStream.on('data', (c: Buffer) => logs.push(c.toString()));
   const config = testConfig({ ADMIN_TOKEN, LOG_LEVEL: 'info', LOGIN_RATE_LIMIT_MAX: '1000', LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: '100000', ...env });
-  const ctx = await buildApp(config, { logStream });
+  const ctx = await buildApp(config, { ...opts, logStream });
   const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
   let closed = false;
   return {

@@ -1,0 +1,74 @@
+// A request part that does not match its route's schema is a 400 naming the part: invalid_query, invalid_params, invalid_body, invalid_headers.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
+import { ADMIN_TOKEN, bearer, createOrg, http, login, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { openSse } from '../helpers/sse.js';
+
+describe.each(backendNames)('validation errors by location (%s)', (backendName) => {
+  let backend: Backend;
+  let app: RunningApp;
+  let org: TestOrg;
+  const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+  beforeAll(async () => {
+    backend = await makeBackend(backendName);
+    app = await startApp(backend.env);
+    org = await createOrg(app.url);
+  });
+  afterAll(async () => {
+    await app?.close();
+    await backend?.cleanup();
+  });
+
+  const error = (code: string, message: string, path: string) => ({
+    statusCode: 400,
+    error: 'Bad Request',
+    code,
+    message,
+    issues: expect.arrayContaining([expect.objectContaining({ path, message: expect.any(String) })]),
+  });
+
+  it('a bad query parameter is invalid_query, on every route that reads a query', async () => {
+    for (const path of ['/api/v1/audit-events?limit=abc', '/api/v1/sessions?limit=abc', '/api/v1/audit-events/stats?window=limit']) {
+      const r = await http(`${app.url}${path}`, { headers: bearer(org.key) });
+      expect(r.status, path).toBe(400);
+      const param = path.split('?')[1].split('=')[0];
+      expect(r.body, path).toEqual(error('invalid_query', 'query is invalid', param === 'window' ? 'window' : 'limit'));
+    }
+  });
+
+  it('a bad path parameter is invalid_params', async () => {
+    const r = await http(`${app.url}/api/v1/admin/api-keys/not-a-uuid`, { method: 'DELETE', headers: admin });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(error('invalid_params', 'path parameters are invalid', 'id'));
+    const cookie = await login(app.url, org.email, org.password);
+    const own = await http(`${app.url}/api/v1/api-keys/not-a-uuid`, { method: 'DELETE', headers: { cookie, origin: app.url } });
+    expect(own.status).toBe(400);
+    expect(own.body).toEqual(error('invalid_params', 'path parameters are invalid', 'id'));
+  });
+
+  it('a bad body is invalid_body, with the path of each issue', async () => {
+    const r = await http(`${app.url}/api/v1/admin/organizations`, { method: 'POST', headers: admin, json: { name: '' } });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual(error('invalid_body', 'request body is invalid', 'name'));
+    const nested = await http(`${app.url}/api/v1/admin/organizations/${org.id}/api-keys`, { method: 'POST', headers: admin, json: { name: 'k', scopes: ['events:read', 'nope'] } });
+    expect(nested.body).toEqual(error('invalid_body', 'request body is invalid', 'scopes.1'));
+    const root = await http(`${app.url}/api/v1/anomaly-settings`, { method: 'PUT', headers: bearer(org.key), json: [1] });
+    expect(root.body).toEqual(error('invalid_body', 'request body is invalid', '(root)'));
+  });
+
+  it('a bad header is invalid_headers: a Last-Event-ID that is not an event id', async () => {
+    const r = await openSse(`${app.url}/api/v1/events`, { ...bearer(org.key), 'last-event-id': 'abc' });
+    expect(r.status).toBe(400);
+    expect(JSON.parse(r.body!)).toEqual(error('invalid_headers', 'headers are invalid', 'last-event-id'));
+    // A blank header is no header: the stream opens.
+    const ok = await openSse(`${app.url}/api/v1/events`, { ...bearer(org.key), 'last-event-id': ' ' });
+    expect(ok.status).toBe(200);
+    ok.close();
+  });
+
+  it('credentials are checked before the request is validated', async () => {
+    expect((await http(`${app.url}/api/v1/audit-events?limit=abc`)).status).toBe(401);
+    expect((await http(`${app.url}/api/v1/admin/api-keys/not-a-uuid`, { method: 'DELETE' })).status).toBe(401);
+  });
+});
