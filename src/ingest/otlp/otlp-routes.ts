@@ -6,7 +6,6 @@ import type { Metrics } from '../../metrics/metrics.js';
 import { z } from 'zod';
 import { SECURITY } from '../../http/route-schemas.js';
 import { decodeContentEncoding } from '../body-decoding.js';
-import { idempotencyKeyOf } from '../entry-identity.js';
 import { ingest, type IngestDeps } from '../ingest-result.js';
 import { mediaTypeOf, requireContentType } from '../log-body-parsers.js';
 import { exportResponse, JSON_TYPE, PROTOBUF_TYPE, statusAnswer, type EncodedAnswer } from './answers.js';
@@ -34,10 +33,9 @@ function send(reply: FastifyReply, status: number, answer: EncodedAnswer) {
 /** Decodes, maps and stores one export; answers the Export…ServiceResponse. */
 async function handleExport(deps: OtlpDeps, signal: OtlpSignal, request: FastifyRequest, reply: FastifyReply) {
   const auth = authOf(request);
-  const idempotencyKey = idempotencyKeyOf(request);
   const encoding = encodingOf(request);
   const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const out = exportEvents(deps.types, deps, signal, bytes, encoding, { receivedAt: new Date(), idempotencyKey });
+  const out = exportEvents(deps.types, deps, signal, bytes, encoding, { receivedAt: new Date() });
   const limit = signal === 'traces' ? deps.maxSpans : deps.maxLogRecords;
   if (out.notToolCalls) deps.metrics.otlpSpansNotStored.inc({ reason: 'not_tool_call' }, out.notToolCalls);
   if (out.rejected) deps.metrics.otlpSpansNotStored.inc({ reason: 'rejected' }, out.rejected);

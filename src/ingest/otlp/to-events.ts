@@ -14,8 +14,6 @@ const STATUS_NAMES = ['unset', 'ok', 'error'];
 
 export interface OtlpEventOptions {
   receivedAt: Date;
-  /** The request's Idempotency-Key, giving log records without trace and span ids an identity (key + position). */
-  idempotencyKey?: string | null;
 }
 
 export interface ExportEvents {
@@ -141,12 +139,12 @@ export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): Export
 
 /**
  * A log record's identity: trace id + span id + time + observed time + its position in the export, when it carries
- * trace and span ids (an exporter's retry resends the same export); else the Idempotency-Key + position; else none
- * (stored every time it is sent).
+ * trace and span ids (an exporter's retry resends the same export); else none: a fresh key, stored every time it is
+ * sent. (OTLP exporters send no Idempotency-Key; the header is not read on these routes.)
  */
-export function logDedupeKey(r: LogItem, position: number, idempotencyKey: string | null): string {
+export function logDedupeKey(r: LogItem, position: number): string {
   const own = r.traceId !== null && r.spanId !== null ? `otlp:log:${r.traceId}:${r.spanId}:${r.timeNs ?? 0}:${r.observedNs ?? 0}:${position}` : null;
-  return entryDedupeKey('otlp', own, idempotencyKey, position);
+  return entryDedupeKey('otlp', own, null, position);
 }
 
 /** The text of a log body: a string as is; a map or array as JSON (so a JSON access log is read as from CloudWatch). */
@@ -158,7 +156,7 @@ export function bodyText(body: unknown): string | null {
 
 /** The audit event of one log record: a tool call when its attributes carry the span keys, else a normalized message. */
 export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions, cache?: ContextCache): NewAuditEvent {
-  const dedupeKey = logDedupeKey(r, position, opts.idempotencyKey ?? null);
+  const dedupeKey = logDedupeKey(r, position);
   const message = bodyText(r.body);
   const otlp = withoutUndefined({
     traceId: r.traceId ?? undefined,
