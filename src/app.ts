@@ -12,7 +12,7 @@ import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createBus } from './bus/create-bus.js';
 import type { Bus } from './bus/bus.js';
-import { createMetrics, ingestSourceOfRoute, storedEventLabels, type Metrics } from './metrics/metrics.js';
+import { createMetrics, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
@@ -33,9 +33,9 @@ import { createEventRecorder, type EventRecorder } from './audit/record-events.j
 import { registerAuditRoutes } from './audit/audit-routes.js';
 import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
-import { registerIngestRoutes } from './ingest/ingest-routes.js';
-import { registerOtlpRoutes } from './ingest/otlp/otlp-routes.js';
+import { INGEST_PREFIX, ingestPlugin } from './ingest/ingest-plugin.js';
 import { loadOtlpTypes } from './ingest/otlp/proto-types.js';
+import { ingestSources } from './ingest/sources.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
@@ -172,14 +172,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     }),
   });
   registerTextParsers(app);
-  app.addHook('onResponse', async (request, reply) => {
-    // The matched route's pattern, not the URL: unknown paths (404) and preflights are not ingest requests.
-    const source = request.method === 'POST' ? ingestSourceOfRoute(request.routeOptions.url) : null;
-    if (source) {
-      metrics.ingestRequests.inc({ source, status: String(reply.statusCode) });
-      metrics.ingestDuration.observe({ source }, reply.elapsedTime / 1000);
-    }
-  });
 
   registerHealthRoutes(app, { db, bus, metrics });
   registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
@@ -187,14 +179,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
-  registerIngestRoutes(app, { auth, recorder, metrics, maxEntries: config.INGEST_MAX_ENTRIES, firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS });
-  registerOtlpRoutes(app, {
+  await app.register(ingestPlugin, {
+    prefix: INGEST_PREFIX,
+    sources: ingestSources({
+      firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
+      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT },
+    }),
     auth,
     recorder,
     metrics,
-    types: otlpTypes,
-    maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT,
-    maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    maxEntries: config.INGEST_MAX_ENTRIES,
   });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });

@@ -2,14 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { EventRecorder } from '../audit/record-events.js';
-import { lockActiveSessions } from '../sessions/sessions-repo.js';
-import { applyTransition, type TransitionActor } from '../sessions/session-service.js';
+import { suspendActiveSessions, type TransitionActor } from '../sessions/session-service.js';
 import { round2 } from './detector.js';
 import type { SpikeAlert } from './spike-monitor.js';
 
 export const DETECTOR_PRINCIPAL = 'anomaly-detector';
 
-/** The anomaly event: spec 2.2 payload; metadata with the figures behind it and the sessions that drove it. */
+/** The anomaly event: its stream payload (src/contract/stream-payloads.ts); metadata with the figures behind it and the sessions that drove it. */
 export function anomalyEvent(alert: SpikeAlert, suspendedSessions?: string[]): NewAuditEvent {
   const { evaluation: ev, settings: s } = alert;
   return {
@@ -58,10 +57,7 @@ export async function emitAnomaly(recorder: EventRecorder, alert: SpikeAlert): P
     reason: `rate spike of ${alert.toolName} on ${alert.serverId ?? '(no server)'}: ${round2(alert.evaluation.currentRate)} calls/min > threshold ${round2(alert.evaluation.threshold)}`,
   };
   await recorder.recordWith(alert.orgId, async (tx) => {
-    const active = await lockActiveSessions(tx, alert.orgId, alert.sessions);
-    const updates: NewAuditEvent[] = [];
-    const at = new Date();
-    for (const session of active) updates.push((await applyTransition(tx, alert.orgId, session, 'suspend', actor, at)).event);
-    return { events: [anomalyEvent(alert, active.map((s) => s.sessionId)), ...updates], result: undefined };
+    const { suspended, events } = await suspendActiveSessions(tx, alert.orgId, alert.sessions, actor, new Date());
+    return { events: [anomalyEvent(alert, suspended), ...events], result: undefined };
   }, { internal: true });
 }

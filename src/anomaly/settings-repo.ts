@@ -1,7 +1,7 @@
 // SQL for per-organization rate-spike settings (organizations.anomaly_settings overrides) and the service defaults from config.
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/db.js';
-import { NotFoundError } from '../http/errors.js';
+import { NotFound } from '../shared/domain-errors.js';
 import { parseOverrides, SETTING_NAMES, type AnomalySettings, type SettingsPatch } from './anomaly-schemas.js';
 
 /** The service-wide defaults: ANOMALY_* settings of the environment. */
@@ -18,7 +18,7 @@ export function defaultSettings(config: Config): AnomalySettings {
 /** The org's effective settings: its overrides over the defaults. */
 export async function readSettings(db: Queryable, orgId: string, defaults: AnomalySettings): Promise<AnomalySettings> {
   const r = await db.query<{ anomaly_settings: unknown }>('SELECT anomaly_settings FROM organizations WHERE id = $1', [orgId]);
-  if (r.rows.length === 0) throw new NotFoundError('organization not found');
+  if (r.rows.length === 0) throw new NotFound('organization not found');
   return { ...defaults, ...parseOverrides(r.rows[0].anomaly_settings) };
 }
 
@@ -35,6 +35,6 @@ export async function updateSettings(db: Queryable, orgId: string, patch: Settin
     `UPDATE organizations SET anomaly_settings = (anomaly_settings - $3::text[]) || $2::jsonb WHERE id = $1 RETURNING anomaly_settings`,
     [orgId, JSON.stringify(set), removed],
   );
-  if (r.rows.length === 0) throw new NotFoundError('organization not found');
+  if (r.rows.length === 0) throw new NotFound('organization not found');
   return { ...defaults, ...parseOverrides(r.rows[0].anomaly_settings) };
 }

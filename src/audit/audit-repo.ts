@@ -5,9 +5,10 @@ import type { AuditEventRow } from '../contract/api-rows.js';
 import type { StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
-import type { SessionActivity, SessionStatus } from '../sessions/sessions-repo.js';
+import type { SessionStatus, SessionUpsert } from '../sessions/session-rules.js';
+import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../sessions/sessions-repo.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { BadRequestError, NotFoundError } from '../http/errors.js';
+import { NotFound } from '../shared/domain-errors.js';
 import { rowJsonSlices } from './row-json.js';
 
 const MAX_KEY_LENGTH = 200;
@@ -17,53 +18,7 @@ export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
-const MAX_DEPTH = 64;
-
-/** Thrown when stored data nests deeper than Postgres and the stack should have to follow; answered as 400. */
-export class TooDeepError extends BadRequestError {
-  constructor() {
-    super(`metadata nests deeper than ${MAX_DEPTH} levels`);
-  }
-}
-
-/**
- * Postgres text and jsonb cannot hold U+0000 or unpaired UTF-16 surrogates: replace them, everywhere in a value, with
- * U+FFFD. Refuses values nested deeper than MAX_DEPTH, so hostile input cannot exhaust the stack.
- */
-export function scrubNul<T>(value: T, depth = 0): T {
-  // Almost nothing needs scrubbing: check without allocating, and copy only when something must change (or is too deep).
-  if (depth === 0 && !needsScrub(value, 0)) return value;
-  if (typeof value === 'string') {
-    let s: string = value;
-    if (s.includes('\u0000')) s = s.replaceAll('\u0000', '\uFFFD');
-    if (!s.isWellFormed()) s = s.toWellFormed();
-    return s as T;
-  }
-  if (value === null || typeof value !== 'object' || value instanceof Date) return value;
-  if (depth >= MAX_DEPTH) throw new TooDeepError();
-  if (Array.isArray(value)) return value.map((v) => scrubNul(v, depth + 1)) as T;
-  const out: Record<string, unknown> = {};
-  // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
-  for (const [k, v] of Object.entries(value)) {
-    Object.defineProperty(out, scrubNul(k), { value: scrubNul(v, depth + 1), enumerable: true, writable: true, configurable: true });
-  }
-  return out as T;
-}
-
-/** True when scrubNul would change `value` (a NUL, an unpaired surrogate, in a string or a key) or refuse it (too deep). */
-function needsScrub(value: unknown, depth: number): boolean {
-  if (typeof value === 'string') return value.includes('\u0000') || !value.isWellFormed();
-  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
-  if (depth >= MAX_DEPTH) return true;
-  if (Array.isArray(value)) {
-    for (const v of value) if (needsScrub(v, depth + 1)) return true;
-    return false;
-  }
-  for (const k of Object.keys(value)) if (needsScrub(k, 0) || needsScrub((value as Record<string, unknown>)[k], depth + 1)) return true;
-  return false;
-}
-
-/** The spec 2.1 payload of a tool call: every field present, unknown ones null. */
+/** The stream payload of a tool call: every field present, unknown ones null. */
 export function toolCallPayload(e: NewAuditEvent & { toolName: string }): ToolCallPayload {
   return {
     type: 'tool_call',
@@ -85,7 +40,7 @@ function payloadOf(e: NewAuditEvent): StreamPayload | null {
 /** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
 export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> {
   const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
-  if (r.rows.length === 0) throw new NotFoundError('organization not found');
+  if (r.rows.length === 0) throw new NotFound('organization not found');
   return Number(r.rows[0].event_seq);
 }
 
@@ -108,7 +63,7 @@ export async function existingKeysAndSessions(
     `SELECT 'k' AS kind, k.key AS id, NULL::text AS status FROM unnest($2::text[]) AS k(key)
      CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = k.key LIMIT 1) AS hit
      UNION ALL
-     SELECT 's', session_id, status FROM agent_sessions WHERE org_id = $1 AND session_id = ANY($3::text[])`,
+     ${sessionStatusesSql('$1', '$3')}`,
     [orgId, keys, sessionIds],
   );
   for (const row of r.rows) {
@@ -124,30 +79,23 @@ const INSERT_ROWS_SQL = `INSERT INTO audit_events (org_id, seq, occurred_at, sou
        FROM json_to_recordset($2::json) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
          tool_name text, action text, latency_ms int, payload json, metadata jsonb, dedupe_key text)`;
 
-/** The last (often the only) slice of a batch: its rows, unseen servers, session activity and the org counter. */
+/** The last (often the only) slice of a batch: its rows, unseen servers, session upserts and the org counter. */
 const APPEND_LAST_SLICE_SQL = `WITH ins AS (
        ${INSERT_ROWS_SQL}
      ), srv AS (
        INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
        ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
      ), ses AS (
-       INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count, status_changed_at)
-       SELECT $1, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n, coalesce(a.changed_at, now())
-       FROM json_to_recordset($5::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint, changed_at timestamptz)
-       ON CONFLICT (org_id, session_id) DO UPDATE SET
-         first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
-         last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
-         tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
-         server_id = coalesce(agent_sessions.server_id, excluded.server_id)
+       ${upsertSessionsSql('$1', '$5')}
      )
      UPDATE organizations SET event_seq = $3 WHERE id = $1`;
 
 /**
  * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
- * registers unseen servers, and records session activity (creating unseen sessions, adding call counts and seen times).
+ * registers unseen servers, and applies the session upserts of the session rules.
  * Must run in the transaction that called lockOrgSeq.
  */
-export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[], sessions: SessionActivity[] = []): Promise<PublishedBatch | null> {
+export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[], sessions: readonly SessionUpsert[] = []): Promise<PublishedBatch | null> {
   if (events.length === 0) return null;
   const n = events.length;
   const rows: Record<string, unknown>[] = new Array(n);
@@ -176,14 +124,6 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
     if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
   }
 
-  const activity = sessions.map((a) => ({
-    session_id: a.sessionId,
-    server_id: a.serverId,
-    first_seen: (a.firstSeenAt ?? a.lastSeenAt).toISOString(),
-    last_seen: a.lastSeenAt.toISOString(),
-    n: a.count,
-    changed_at: a.createdAt?.toISOString() ?? null,
-  }));
   // The rows travel as JSON documents (serialized natively, unlike 12 text arrays escaped element by element in JS),
   // in slices of bounded size: a batch of ordinary size is one statement, one round trip while the org's seq lock is
   // held; a larger one is several statements in the same transaction, the last of which also updates the counters.
@@ -192,7 +132,7 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
   while (!slice.done) {
     const next = slices.next();
     if (next.done) {
-      await tx.query(APPEND_LAST_SLICE_SQL, [orgId, slice.value, lastSeq + n, [...servers].sort(), JSON.stringify(activity)]);
+      await tx.query(APPEND_LAST_SLICE_SQL, [orgId, slice.value, lastSeq + n, [...servers].sort(), sessionUpsertsJson(sessions)]);
     } else {
       await tx.query(INSERT_ROWS_SQL, [orgId, slice.value]);
     }

@@ -1,6 +1,6 @@
 // SQL for ingest requests sent with an Idempotency-Key: their outcome, so a retry with the same key answers the same counts.
 import type { Queryable } from '../db/db.js';
-import { AppError } from '../http/errors.js';
+import { Unprocessable } from '../shared/domain-errors.js';
 
 /** What a request claims with its Idempotency-Key: the key and a digest of the request it was first sent with. */
 export interface IdempotencyClaim {
@@ -14,9 +14,9 @@ export interface IngestOutcome {
 }
 
 /** The same Idempotency-Key sent with a different request: a retry cannot help, so 422 (IETF idempotency-key draft). */
-export class IdempotencyKeyReusedError extends AppError {
+export class IdempotencyKeyReusedError extends Unprocessable {
   constructor() {
-    super(422, 'idempotency_key_reused', 'this Idempotency-Key was already used for a different request; use a new key for each request (and the same key only to retry it)');
+    super('this Idempotency-Key was already used for a different request; use a new key for each request (and the same key only to retry it)', 'idempotency_key_reused');
   }
 }
 

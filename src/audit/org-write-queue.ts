@@ -1,5 +1,5 @@
 // Writes of one organization wait their turn in the process, one at a time, before they take a database connection.
-import { StorageUnavailableError, TooManyRequestsError } from '../http/errors.js';
+import { RateLimited, Unavailable } from '../shared/domain-errors.js';
 import { isStorageUnavailable } from '../db/db.js';
 import { createSerialQueue, type SerialQueue } from '../db/serial-queue.js';
 
@@ -29,7 +29,7 @@ export function createOrgWriteQueue(opts: OrgWriteQueueOptions) {
     async run<T>(orgId: string, fn: () => Promise<T>, internal = false): Promise<T> {
       const lane = lanes.get(orgId) ?? { run: createSerialQueue(), size: 0, outages: 0 };
       if (!internal && lane.size > opts.maxWaiting) {
-        throw new TooManyRequestsError(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1);
+        throw new RateLimited(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1);
       }
       lanes.set(orgId, lane);
       const outagesBefore = lane.outages;
@@ -38,7 +38,7 @@ export function createOrgWriteQueue(opts: OrgWriteQueueOptions) {
         return await lane.run(async () => {
           // A write ahead of this one found storage unavailable: answer 503 now, as it would have, instead of waiting
           // for a timeout of its own behind every other waiting write.
-          if (lane.outages > outagesBefore) throw new StorageUnavailableError();
+          if (lane.outages > outagesBefore) throw new Unavailable();
           try {
             return await fn();
           } catch (err) {

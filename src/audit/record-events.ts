@@ -2,8 +2,9 @@
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
-import { sessionUpdatePayload, type SessionActivity } from '../sessions/sessions-repo.js';
-import { appendEvents, existingKeysAndSessions, lockOrgSeq, scrubNul, storedDedupeKey } from './audit-repo.js';
+import { applySessionRules, sessionsOf } from '../sessions/session-rules.js';
+import { storable } from '../shared/input-safety.js';
+import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
 import { createOrgWriteQueue } from './org-write-queue.js';
@@ -27,10 +28,9 @@ export interface RecordOptions {
 }
 
 /**
- * Stores `events` for `orgId` inside `tx`: drops duplicates (within the batch and against the store), creates unseen
- * sessions with a session_update event placed before their first tool call, flags tool calls of suspended sessions,
- * and appends everything with consecutive seqs. With an idempotency claim, a key seen before stores nothing and answers
- * the counts of its first request (`replayed`).
+ * Stores `events` for `orgId` inside `tx`: drops duplicates (within the batch and against the store), applies the
+ * session rules (src/sessions/session-rules.ts) and appends everything with consecutive seqs. With an idempotency
+ * claim, a key seen before stores nothing and answers the counts of its first request (`replayed`).
  */
 export async function storeEvents(
   tx: Queryable,
@@ -42,60 +42,24 @@ export async function storeEvents(
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
   for (const raw of input) {
-    const e = scrubNul({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
+    const e = storable({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
     if (seen.has(e.dedupeKey)) continue;
     seen.add(e.dedupeKey);
     fresh.push(e);
   }
-  const callSessions = new Set<string>();
-  for (const e of fresh) if (e.type === 'tool_call' && e.sessionId) callSessions.add(e.sessionId);
+  const callSessions = sessionsOf(fresh);
 
   const lastSeq = await lockOrgSeq(tx, orgId);
   const prior = idempotency ? await priorOutcome(tx, orgId, idempotency) : null;
   if (prior) return { stored: [], duplicates: input.length - prior.accepted, batch: null, createdSessions: [], replayed: true };
-  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, fresh.map((e) => e.dedupeKey), [...callSessions]);
+  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, fresh.map((e) => e.dedupeKey), callSessions);
   const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
 
-  const activity = new Map<string, SessionActivity>();
-  for (const e of toStore) {
-    if (e.type !== 'tool_call' || !e.sessionId) continue;
-    const a = activity.get(e.sessionId);
-    if (a) {
-      a.count++;
-      if (e.occurredAt > a.lastSeenAt) a.lastSeenAt = e.occurredAt;
-      if (a.firstSeenAt && e.occurredAt < a.firstSeenAt) a.firstSeenAt = e.occurredAt;
-    } else activity.set(e.sessionId, { sessionId: e.sessionId, serverId: e.serverId ?? null, count: 1, firstSeenAt: e.occurredAt, lastSeenAt: e.occurredAt });
-  }
-  const createdSessions: string[] = [];
-  const ordered: NewAuditEvent[] = [];
-  const now = new Date();
-  for (const e of toStore) {
-    if (e.type === 'tool_call' && e.sessionId) {
-      const status = statuses.get(e.sessionId);
-      if (status === undefined) {
-        statuses.set(e.sessionId, 'active');
-        createdSessions.push(e.sessionId);
-        (activity.get(e.sessionId) as SessionActivity).createdAt = now;
-        ordered.push({
-          type: 'session_update',
-          source: 'system',
-          occurredAt: now,
-          sessionId: e.sessionId,
-          serverId: e.serverId ?? null,
-          metadata: { transition: 'created', by: 'system' },
-          dedupeKey: `session:${e.sessionId}:created`,
-          payload: sessionUpdatePayload(e.sessionId, 'active', now),
-        });
-      } else if (status === 'suspended') {
-        e.metadata = { ...e.metadata, sessionSuspended: true };
-      }
-    }
-    ordered.push(e);
-  }
-  const batch = await appendEvents(tx, orgId, lastSeq, ordered, [...activity.values()]);
+  const sessions = applySessionRules(statuses, toStore, new Date());
+  const batch = await appendEvents(tx, orgId, lastSeq, sessions.events, sessions.upserts);
   const duplicates = input.length - toStore.length;
   if (idempotency) await saveOutcome(tx, orgId, idempotency, { accepted: toStore.length, duplicates });
-  return { stored: ordered, duplicates, batch, createdSessions };
+  return { stored: sessions.events, duplicates, batch, createdSessions: sessions.created };
 }
 
 export function createEventRecorder(deps: EventRecorderDeps) {
@@ -136,7 +100,7 @@ export function createEventRecorder(deps: EventRecorderDeps) {
     const out = await queue.run(orgId, () => deps.db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const { events, result } = await fn(tx);
-      const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => scrubNul({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
+      const batch = await appendEvents(tx, orgId, lastSeq, events.map((e) => storable({ ...e, dedupeKey: storedDedupeKey(e.dedupeKey) })));
       return { batch, result, events };
     }), opts.internal);
     void publish(out.batch);

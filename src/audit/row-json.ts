@@ -1,5 +1,5 @@
 // Serializes rows to JSON arrays for json_to_recordset in slices of bounded size, so no statement's text grows unbounded.
-import { PayloadTooLargeError } from '../http/errors.js';
+import { TooLarge } from '../shared/domain-errors.js';
 
 /** Rows serialized together at most; a batch of up to this many ordinary rows stays one statement. */
 export const ROWS_PER_SLICE = 2_000;
@@ -27,7 +27,7 @@ export function* rowJsonSlices(rows: readonly unknown[], maxChars = MAX_SLICE_CH
       yield json;
       return;
     }
-    if (to - from === 1) throw new PayloadTooLargeError('one entry is too large to store; send smaller entries');
+    if (to - from === 1) throw new TooLarge('one entry is too large to store; send smaller entries');
     const mid = from + Math.floor((to - from) / 2);
     yield* slice(from, mid);
     yield* slice(mid, to);

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { createdApiKeySchema } from '../contract/api-rows.js';
-import { NotFoundError, ConflictError, UnauthorizedError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import type { AuthRepo } from './auth-repo.js';
 import { createdOrgBody, createdUserBody, createKeyBody, createOrgBody, createUserBody, orgIdParam, orgListBody, uuidParam } from './auth-schemas.js';
@@ -15,7 +14,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
   const expected = sha256Hex(deps.adminToken);
   const requireAdmin = async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new UnauthorizedError('admin token required');
+    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw app.httpErrors.unauthorized('admin token required');
   };
   const security = SECURITY.admin;
 
@@ -45,7 +44,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       async (request, reply) => {
         const { orgId } = request.params;
         const body = request.body;
-        if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+        if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
         let user = await deps.repo.findUserByEmail(body.email);
         if (user) {
           // An existing user joins another organization; the password is not changed through this route.
@@ -53,7 +52,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
           return reply.code(201).send({ id: user.id, email: user.email, role: body.role, existing: true });
         }
         const created = await deps.repo.createUser(body.email, await deps.hasher.hash(body.password)).catch((err: { code?: string }) => {
-          if (err.code === '23505') throw new ConflictError('a user with that email already exists');
+          if (err.code === '23505') throw app.httpErrors.conflict('a user with that email already exists');
           throw err;
         });
         user = { ...created, password_hash: '' };
@@ -67,7 +66,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       { schema: { summary: 'Create an API key (operator)', security, params: orgIdParam, body: createKeyBody, response: withErrors({ 201: createdApiKeySchema }) } },
       async (request, reply) => {
         const { orgId } = request.params;
-        if (!(await deps.repo.getOrg(orgId))) throw new NotFoundError('organization not found');
+        if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
         const key = await deps.keys.issue(orgId, request.body.name, request.body.scopes);
         return reply.code(201).send(key);
       },
@@ -77,7 +76,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       '/api/v1/admin/api-keys/:id',
       { schema: { summary: 'Revoke an API key (operator)', security, params: uuidParam, response: withErrors({ 204: z.undefined() }) } },
       async (request, reply) => {
-        if (!(await deps.keys.revoke(request.params.id))) throw new NotFoundError('API key not found');
+        if (!(await deps.keys.revoke(request.params.id))) throw app.httpErrors.notFound('API key not found');
         return reply.code(204).send();
       },
     );

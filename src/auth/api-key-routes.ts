@@ -3,7 +3,6 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { apiKeyListSchema, createdApiKeySchema } from '../contract/api-rows.js';
-import { NotFoundError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import type { AuthRepo } from './auth-repo.js';
 import { authOf, type Authenticator } from './authenticate.js';
@@ -36,7 +35,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: { auth: Aut
     '/api/v1/api-keys/:id',
     { onRequest: admin, schema: { summary: 'Revoke an API key', security: SECURITY.cookie, params: uuidParam, response: withErrors({ 204: z.undefined() }) } },
     async (request, reply) => {
-      if (!(await deps.keys.revoke(request.params.id, authOf(request).orgId))) throw new NotFoundError('API key not found');
+      if (!(await deps.keys.revoke(request.params.id, authOf(request).orgId))) throw app.httpErrors.notFound('API key not found');
       return reply.code(204).send();
     },
   );

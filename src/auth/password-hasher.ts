@@ -1,6 +1,6 @@
 // Password hashing with bounded concurrency: scrypt work never takes more than its share of the CPU and thread pool.
 import pLimit from 'p-limit';
-import { AppError } from '../http/errors.js';
+import { Unavailable } from '../shared/domain-errors.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 
 export interface PasswordHasherOptions {
@@ -14,7 +14,7 @@ export function createPasswordHasher(opts: PasswordHasherOptions) {
   const limit = pLimit(opts.concurrency);
   const run = <T>(fn: () => Promise<T>): Promise<T> => {
     if (limit.pendingCount >= opts.queueMax) {
-      throw new AppError(503, 'busy', 'too many sign-ins are being checked at the moment; retry shortly', { retryAfterSeconds: 1 });
+      throw new Unavailable('too many sign-ins are being checked at the moment; retry shortly', { code: 'busy', retryAfterSeconds: 1 });
     }
     return limit(fn);
   };

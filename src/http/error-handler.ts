@@ -1,8 +1,11 @@
 // The one error handler: every non-2xx answer is {statusCode, error, message, code[, issues]}.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { HttpError } from '@fastify/sensible';
 import { ZodError } from 'zod';
 import { isStorageUnavailable } from '../db/db.js';
+import { DomainError, type DomainErrorKind } from '../shared/domain-errors.js';
+import { zodIssues } from '../shared/zod-issues.js';
 import { AppError, type IssueDetail } from './errors.js';
 
 export interface ErrorBody {
@@ -14,9 +17,7 @@ export interface ErrorBody {
   [k: string]: unknown;
 }
 
-export function zodIssues(err: ZodError): IssueDetail[] {
-  return err.issues.slice(0, 50).map((i) => ({ path: i.path.map(String).join('.') || '(root)', message: i.message }));
-}
+export { zodIssues };
 
 const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_MEDIA_TYPE: [415, 'unsupported_media_type'],
@@ -27,6 +28,31 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_CTP_INVALID_TYPE: [400, 'invalid_request'],
   FST_ERR_BAD_URL: [400, 'invalid_request'],
   FST_ERR_ASYNC_CONSTRAINT: [400, 'invalid_request'],
+};
+
+/** Status and default code of each domain error kind. */
+const DOMAIN_ANSWERS: Record<DomainErrorKind, [number, string]> = {
+  invalid_input: [400, 'invalid_request'],
+  too_large: [413, 'payload_too_large'],
+  not_found: [404, 'not_found'],
+  conflict: [409, 'conflict'],
+  unprocessable: [422, 'unprocessable'],
+  rate_limited: [429, 'too_many_requests'],
+  unavailable: [503, 'unavailable'],
+};
+
+/** Codes of the errors routes create with @fastify/sensible's helpers (`app.httpErrors.notFound(...)`), by status. */
+const STATUS_CODE_NAMES: Record<number, string> = {
+  400: 'invalid_request',
+  401: 'unauthorized',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable',
+  429: 'too_many_requests',
+  503: 'unavailable',
 };
 
 /** The code and message of a request part that does not match its route's schema, by Fastify's name of the part. */
@@ -53,6 +79,16 @@ export function errorBody(statusCode: number, code: string, message: string, ext
 
 /** Maps any thrown value to status + body; exported so the SSE route and tests share it. */
 export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: number } {
+  if (err instanceof DomainError) {
+    const [status, code] = DOMAIN_ANSWERS[err.kind];
+    const extra: Partial<ErrorBody> = {};
+    if (err.options.issues) extra.issues = err.options.issues;
+    if (err.options.details) Object.assign(extra, err.options.details);
+    return { body: errorBody(status, err.options.code ?? code, err.message, extra), retryAfter: err.options.retryAfterSeconds };
+  }
+  if (err instanceof HttpError && err.statusCode < 500) {
+    return { body: errorBody(err.statusCode, STATUS_CODE_NAMES[err.statusCode] ?? 'invalid_request', err.message) };
+  }
   if (err instanceof AppError) {
     const extra: Partial<ErrorBody> = {};
     if (err.extra.issues) extra.issues = err.extra.issues;

@@ -1,9 +1,7 @@
-// Error classes the service throws on purpose; the error handler turns each into design.md's JSON shape.
+// HTTP error classes that routes and hooks throw on purpose; the error handler turns each into the one JSON error shape.
+import type { IssueDetail } from '../shared/domain-errors.js';
 
-export interface IssueDetail {
-  path: string;
-  message: string;
-}
+export type { IssueDetail };
 
 export class AppError extends Error {
   constructor(

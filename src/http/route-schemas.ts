@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 export const issueSchema = z.object({ path: z.string(), message: z.string() });
 
-/** design.md's error shape: every non-2xx answer. */
+/** The one error shape of every non-2xx answer (docs/api.md). */
 export const errorBodySchema = z
   .object({
     statusCode: z.number().int(),

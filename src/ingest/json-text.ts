@@ -1,5 +1,6 @@
 // JSON text parsing for the log ingest routes: integers beyond 2^53 (CloudWatch and Datadog ids) are kept as exact digit strings.
-import { AppError, BadRequestError } from '../http/errors.js';
+import { InvalidInput } from '../shared/domain-errors.js';
+import { MAX_BODY_DEPTH, textNestsDeeper } from '../shared/input-safety.js';
 
 const LONG_DIGIT_RUN = /\d{16}/;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -61,35 +62,14 @@ export function quoteUnsafeIntegers(text: string): string {
   return out.join('');
 }
 
-/** Deepest nesting of arrays and objects accepted: deeper bodies are refused before anything walks them recursively. */
-export const MAX_JSON_DEPTH = 64;
-
-/** True when JSON text nests arrays/objects deeper than `max` (strings are skipped; invalid JSON is not judged here). */
-export function nestsDeeperThan(text: string, max: number): boolean {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > max) return true;
-    } else if (c === 0x7d || c === 0x5d) depth--;
-  }
-  return false;
-}
-
 /** Parses a JSON body (big integers kept as strings); a 400 naming the problem when it isn't JSON or nests too deep. */
 export function parseJsonText(text: string): unknown {
-  if (text.trim() === '') throw new AppError(400, 'invalid_json', 'body is empty; send a JSON object');
-  if (nestsDeeperThan(text, MAX_JSON_DEPTH)) throw new AppError(400, 'invalid_json', `body nests arrays or objects deeper than ${MAX_JSON_DEPTH} levels`);
+  if (text.trim() === '') throw new InvalidInput('body is empty; send a JSON object', undefined, 'invalid_json');
+  if (textNestsDeeper(text, MAX_BODY_DEPTH)) throw new InvalidInput(`body nests arrays or objects deeper than ${MAX_BODY_DEPTH} levels`, undefined, 'invalid_json');
   try {
     return JSON.parse(quoteUnsafeIntegers(text));
   } catch (err) {
-    throw new AppError(400, 'invalid_json', `body is not valid JSON: ${(err as Error).message.slice(0, 200)}`);
+    throw new InvalidInput(`body is not valid JSON: ${(err as Error).message.slice(0, 200)}`, undefined, 'invalid_json');
   }
 }
 
@@ -105,6 +85,6 @@ export function utf8OrNull(bytes: Uint8Array): string | null {
 /** Bytes that must be UTF-8 JSON: parsed, or a 400. */
 export function parseJsonBytes(bytes: Uint8Array, what = 'body'): unknown {
   const text = utf8OrNull(bytes);
-  if (text === null) throw new BadRequestError(`${what} is neither gzip nor UTF-8 JSON text`);
+  if (text === null) throw new InvalidInput(`${what} is neither gzip nor UTF-8 JSON text`);
   return parseJsonText(text);
 }

@@ -2,8 +2,8 @@
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { normalizeMessage } from './normalize/index.js';
 import { truncate } from './normalize/strings.js';
-import type { LogBatch, LogEventEntry } from './cloudwatch-payload.js';
-import { entryDedupeKey } from './entry-identity.js';
+import type { LogBatch, LogEventEntry } from './cloudwatch/cloudwatch-payload.js';
+import { dedupeKey, ownIdentity } from './dedupe-key.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
 
 /** Subscription filter names kept on each event: CloudWatch allows 2 filters per log group, names of up to 512 characters. */
@@ -15,7 +15,7 @@ export const MAX_FILTER_NAME_LENGTH = 512;
  * fresh key: an entry without an identity is always stored.
  */
 export function cloudWatchDedupeKey(e: LogEventEntry, position: number, idempotencyKey: string | null): string {
-  return entryDedupeKey('cw', e.id !== null ? `cw:${e.id}` : null, idempotencyKey, position);
+  return dedupeKey('cw', e.id !== null ? ownIdentity.cloudwatch(e.id) : null, idempotencyKey, position);
 }
 
 /**

@@ -20,48 +20,6 @@ export interface EntryContext {
   dedupeKey: string;
 }
 
-const HAS_LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** `s` with unpaired UTF-16 surrogates replaced by U+FFFD (Postgres json/jsonb rejects them as `\ud800` escapes). */
-export function wellFormed(s: string): string {
-  if (!HAS_LONE_SURROGATE.test(s)) return s;
-  return s.replace(new RegExp(HAS_LONE_SURROGATE.source, 'g'), '\uFFFD');
-}
-
-/** True when every string and key in a JSON-like value is already well-formed. */
-function allWellFormed(value: unknown): boolean {
-  if (typeof value === 'string') return value.isWellFormed();
-  if (value === null || typeof value !== 'object' || value instanceof Date) return true;
-  if (Array.isArray(value)) return value.every(allWellFormed);
-  for (const key of Object.keys(value)) if (!key.isWellFormed() || !allWellFormed((value as Record<string, unknown>)[key])) return false;
-  return true;
-}
-
-/**
- * A JSON-like value with every string and key well-formed; keys like `__proto__` stay plain data. The value itself when
- * nothing needs replacing (the usual case: checking allocates nothing), else a deep copy.
- */
-export function wellFormedDeep(value: unknown): unknown {
-  if (allWellFormed(value)) return value;
-  return wellFormedCopy(value);
-}
-
-function wellFormedCopy(value: unknown): unknown {
-  if (typeof value === 'string') return wellFormed(value);
-  if (Array.isArray(value)) return value.map(wellFormedCopy);
-  if (value instanceof Date) return value;
-  if (value && typeof value === 'object') {
-    const acc = Object.create(null) as Record<string, unknown>;
-    for (const key of Object.keys(value)) acc[wellFormed(key)] = wellFormedCopy((value as Record<string, unknown>)[key]);
-    return { ...acc };
-  }
-  return value;
-}
-
-function optionalString(s: string | null): string | null {
-  return s === null ? null : wellFormed(s);
-}
-
 /**
  * The audit event for one entry: `tool_call` (streamed) when a tool name was found, else `log` (stored only).
  * Time: the entry's timestamp, else one found in the message, else the time the sender sent the batch, else the
@@ -91,12 +49,12 @@ export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
     type: n.toolName ? 'tool_call' : 'log',
     source: ctx.source,
     occurredAt: ctx.timestamp ?? n.timestamp ?? ctx.sentAt ?? ctx.receivedAt,
-    serverId: optionalString(n.serverId),
-    sessionId: optionalString(n.sessionId),
-    toolName: optionalString(n.toolName),
+    serverId: n.serverId,
+    sessionId: n.sessionId,
+    toolName: n.toolName,
     action: n.action,
     latencyMs: n.latencyMs,
-    metadata: wellFormedDeep(metadata) as Record<string, unknown>,
-    dedupeKey: wellFormed(ctx.dedupeKey),
+    metadata,
+    dedupeKey: ctx.dedupeKey,
   };
 }

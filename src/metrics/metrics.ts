@@ -2,24 +2,12 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from '../audit/audit-types.js';
 
-const INGEST_PREFIX = '/api/v1/ingest/';
-
 /**
  * A label value from a fixed set: `value` when it is one of `allowed`, else "other". Every label of every metric is
  * bounded, so no request (or stored value) can create new series.
  */
 export function boundedLabel(value: string | undefined, allowed: readonly string[]): string {
   return value !== undefined && allowed.includes(value) ? value : 'other';
-}
-
-/**
- * The `source` label of an ingest request, from the route that matched (its pattern, written in the code), never from
- * the URL: null for any request that matched no ingest route (404s, preflights), so those create no series at all.
- */
-export function ingestSourceOfRoute(routeUrl: string | undefined): string | null {
-  if (!routeUrl?.startsWith(INGEST_PREFIX)) return null;
-  const name = routeUrl.slice(INGEST_PREFIX.length).split('/')[0];
-  return boundedLabel(name === 'events' ? 'raw' : name, AUDIT_SOURCES);
 }
 
 /** Labels of stored events: source and type from fixed sets. */
@@ -42,7 +30,6 @@ export function createMetrics() {
     eventsReplayed: new Counter({ name: 'audit_stream_sse_events_replayed_total', help: 'Events sent from the database on reconnect', registers: r }),
     ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate; empty: Firehose records with no data, not stored)', labelNames: ['source', 'outcome'], registers: r }),
     eventsStored: new Counter({ name: 'audit_stream_events_stored_total', help: 'Audit events committed to the database, by source and type (ingested entries, session updates, anomalies)', labelNames: ['source', 'type'], registers: r }),
-    otlpSpansNotStored: new Counter({ name: 'audit_stream_otlp_spans_not_stored_total', help: 'OTLP spans accepted but not stored, by reason (not_tool_call: not a tool call; rejected: a tool-call span without valid ids)', labelNames: ['reason'], registers: r }),
     ingestRequests: new Counter({ name: 'audit_stream_ingest_requests_total', help: 'Ingest requests by source and status code', labelNames: ['source', 'status'], registers: r }),
     ingestDuration: new Histogram({
       name: 'audit_stream_ingest_duration_seconds',

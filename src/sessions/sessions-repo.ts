@@ -1,9 +1,9 @@
 // SQL for agent sessions: tracking sessions seen in tool calls, reading them, and changing their status.
 import type { SessionRow } from '../contract/api-rows.js';
-import type { SessionUpdatePayload } from '../contract/stream-payloads.js';
 import type { Queryable } from '../db/db.js';
+import type { SessionStatus, SessionUpsert } from './session-rules.js';
 
-export type SessionStatus = SessionRow['status'];
+export type { SessionStatus } from './session-rules.js';
 
 /** A session as the API answers it. */
 export type { SessionRow };
@@ -36,15 +36,43 @@ function toSession(r: DbSessionRow): SessionRow {
   };
 }
 
-export interface SessionActivity {
-  sessionId: string;
-  serverId: string | null;
-  count: number;
-  lastSeenAt: Date;
-  /** Earliest call time of the batch; lastSeenAt when not given. */
-  firstSeenAt?: Date;
-  /** For a session this write creates: the timestamp of its session_update (created), stored as statusChangedAt. */
-  createdAt?: Date;
+/**
+ * The write path looks sessions up and records their activity inside its own statements (one round trip each while the
+ * org's seq lock is held, which the ingest benchmark showed is what bounds throughput), so sessions supply SQL parts.
+ */
+
+/** A SELECT of (kind 's', session_id, status) for the org's sessions among `$ids` (a text[] parameter). */
+export function sessionStatusesSql(org: string, ids: string): string {
+  return `SELECT 's' AS kind, session_id AS id, status FROM agent_sessions WHERE org_id = ${org} AND session_id = ANY(${ids}::text[])`;
+}
+
+/**
+ * An INSERT for a CTE that applies session upserts (`$activity`, the JSON of sessionUpsertsJson): creates unseen
+ * sessions (statusChangedAt = the creation's session_update time), adds call counts and widens the seen times.
+ */
+export function upsertSessionsSql(org: string, activity: string): string {
+  return `INSERT INTO agent_sessions (org_id, session_id, server_id, first_seen_at, last_seen_at, tool_call_count, status_changed_at)
+       SELECT ${org}, a.session_id, a.server_id, a.first_seen, a.last_seen, a.n, coalesce(a.changed_at, now())
+       FROM json_to_recordset(${activity}::json) AS a(session_id text, server_id text, first_seen timestamptz, last_seen timestamptz, n bigint, changed_at timestamptz)
+       ON CONFLICT (org_id, session_id) DO UPDATE SET
+         first_seen_at = least(agent_sessions.first_seen_at, excluded.first_seen_at),
+         last_seen_at = greatest(agent_sessions.last_seen_at, excluded.last_seen_at),
+         tool_call_count = agent_sessions.tool_call_count + excluded.tool_call_count,
+         server_id = coalesce(agent_sessions.server_id, excluded.server_id)`;
+}
+
+/** The parameter upsertSessionsSql reads. */
+export function sessionUpsertsJson(upserts: readonly SessionUpsert[]): string {
+  return JSON.stringify(
+    upserts.map((a) => ({
+      session_id: a.sessionId,
+      server_id: a.serverId,
+      first_seen: a.firstSeenAt.toISOString(),
+      last_seen: a.lastSeenAt.toISOString(),
+      n: a.count,
+      changed_at: a.createdAt?.toISOString() ?? null,
+    })),
+  );
 }
 
 export async function getSession(db: Queryable, orgId: string, sessionId: string, forUpdate = false): Promise<SessionRow | undefined> {
@@ -105,9 +133,4 @@ export async function listSessions(db: Queryable, orgId: string, f: SessionListF
     params,
   );
   return r.rows.map(toSession);
-}
-
-/** The spec 2.3 payload of a session_update event. */
-export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): SessionUpdatePayload {
-  return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
 }

@@ -1,4 +1,5 @@
-// One organization's live feed on this instance: bus subscription, in-order delivery, and gap filling from the database.
+// One organization's feed on this instance: its connections (attach/detach), replay, in-order live delivery, and gap
+// filling from the database, with one paged reader of stored seq ranges for both.
 import type { Logger } from 'pino';
 import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
 import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
@@ -6,9 +7,9 @@ import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { SseConnection } from './sse-connection.js';
-import { EncodedFrames } from './sse-format.js';
+import { EncodedFrames, comment } from './sse-format.js';
 
-const FILL_PAGE = 1000;
+const PAGE = 1000;
 const SUBSCRIBE_WAIT_MS = 2000;
 
 export interface OrgFeedDeps {
@@ -16,12 +17,14 @@ export interface OrgFeedDeps {
   bus: Bus;
   logger: Logger;
   metrics: Metrics;
+  /** The most events one reconnect replays (SSE_REPLAY_LIMIT); older ones are announced by a `reset` comment. */
+  replayLimit: number;
 }
 
 export class OrgFeed {
   /** Every seq up to this one has been handed, in order, to the connections. */
-  lastSeq = 0;
-  readonly connections = new Set<SseConnection>();
+  private delivered = 0;
+  private readonly connections = new Set<SseConnection>();
   readonly ready: Promise<void>;
   private chain: Promise<void> = Promise.resolve();
   private subscription: Subscription;
@@ -36,8 +39,81 @@ export class OrgFeed {
     this.ready = this.enqueue(async () => {
       // Wait for the subscription, but not forever: while the broker is down, catch-up polling keeps the feed current.
       await Promise.race([this.subscription.ready.catch(() => undefined), new Promise((r) => setTimeout(r, SUBSCRIBE_WAIT_MS).unref())]);
-      this.lastSeq = await currentSeq(deps.db, orgId);
+      this.delivered = await currentSeq(deps.db, orgId);
     });
+  }
+
+  /** Every seq up to this one has been delivered, in order, to the attached connections. */
+  get lastSeq(): number {
+    return this.delivered;
+  }
+
+  /** How many connections are attached. */
+  get size(): number {
+    return this.connections.size;
+  }
+
+  get isBehind(): boolean {
+    return this.behind;
+  }
+
+  /**
+   * Attaches a connection whose response is open. Without `lastEventId` it goes live from now on; with one, it first
+   * gets the stored events after it (bounded by the replay window, a `reset` comment saying what was skipped) at its
+   * own pace, while live events wait in its queue, then goes live. A replay that fails closes the connection (the
+   * client resumes by id).
+   */
+  async attach(conn: SseConnection, lastEventId: number | null): Promise<void> {
+    this.connections.add(conn);
+    if (lastEventId === null) {
+      conn.skipTo(this.delivered);
+      return;
+    }
+    conn.hold();
+    try {
+      const upTo = Math.max(this.delivered, await currentSeq(this.deps.db, this.orgId));
+      await this.replay(conn, lastEventId, upTo);
+      conn.goLive();
+    } catch (err) {
+      this.deps.logger.warn({ err: { message: (err as Error).message }, orgId: this.orgId }, 'replay failed; closing stream so the client retries');
+      conn.close('error', comment('replay failed; reconnect to resume'));
+    }
+  }
+
+  /** Detaches a connection (it has closed); true when none is left. */
+  detach(conn: SseConnection): boolean {
+    this.connections.delete(conn);
+    return this.connections.size === 0;
+  }
+
+  /** Sends stored events (after, upTo] to one connection, page by page at its pace. */
+  private async replay(conn: SseConnection, after: number, upTo: number): Promise<void> {
+    const limit = this.deps.replayLimit;
+    if (after > upTo) {
+      conn.write(comment(`reset: Last-Event-ID ${after} is ahead of this organization's latest event ${upTo}; continuing live`));
+      conn.skipTo(upTo);
+      return;
+    }
+    let from = after;
+    if (upTo - after > limit) {
+      from = upTo - limit;
+      conn.write(comment(`reset: events ${after + 1}..${from} are beyond the replay window of ${limit}; read them from /api/v1/audit-events. Continuing from ${from + 1}`));
+    }
+    conn.skipTo(from);
+    for await (const page of this.pages(from, upTo, () => conn.closed)) {
+      this.deps.metrics.eventsReplayed.inc(conn.sendReplayed(page.events, page.lastSeq));
+      await conn.whenWritable();
+    }
+  }
+
+  /** The one reader of stored seq ranges: (after, upTo] page by page, oldest first, until done or `stop()`. */
+  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; lastSeq: number }> {
+    let from = after;
+    while (from < upTo && !stop()) {
+      const page = await readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE);
+      from = page.lastSeq;
+      yield page;
+    }
   }
 
   private enqueue(task: () => Promise<void>): Promise<void> {
@@ -51,21 +127,20 @@ export class OrgFeed {
 
   private onBatch(batch: PublishedBatch): void {
     void this.enqueue(async () => {
-      if (batch.lastSeq <= this.lastSeq) return;
-      if (batch.firstSeq > this.lastSeq + 1) await this.fill(batch.firstSeq - 1);
-      this.deliver(batch.events.filter((e) => e.seq > this.lastSeq));
-      this.lastSeq = batch.lastSeq;
+      if (batch.lastSeq <= this.delivered) return;
+      if (batch.firstSeq > this.delivered + 1) await this.fill(batch.firstSeq - 1);
+      this.deliver(batch.events.filter((e) => e.seq > this.delivered));
+      this.delivered = batch.lastSeq;
     }).catch(() => undefined);
   }
 
-  /** Reads (lastSeq, upTo] from the database and delivers it; lastSeq advances page by page. */
+  /** Reads (delivered, upTo] from the database and delivers it; `delivered` advances page by page. */
   private async fill(upTo: number): Promise<void> {
     this.deps.metrics.gapFills.inc();
-    while (this.lastSeq < upTo) {
-      const page = await readStreamRange(this.deps.db, this.orgId, this.lastSeq, upTo, FILL_PAGE);
+    for await (const page of this.pages(this.delivered, upTo)) {
       this.deps.metrics.gapFilledEvents.inc(page.events.length);
       this.deliver(page.events);
-      this.lastSeq = page.lastSeq;
+      this.delivered = page.lastSeq;
     }
   }
 
@@ -80,18 +155,15 @@ export class OrgFeed {
   catchUp(force = false): Promise<void> {
     return this.enqueue(async () => {
       const cur = await currentSeq(this.deps.db, this.orgId);
-      if (cur > this.lastSeq) {
-        if (!force && !this.behind) this.deps.logger.info({ orgId: this.orgId, from: this.lastSeq, to: cur }, 'feed caught up from database');
+      if (cur > this.delivered) {
+        if (!force && !this.behind) this.deps.logger.info({ orgId: this.orgId, from: this.delivered, to: cur }, 'feed caught up from database');
         await this.fill(cur);
       }
       this.behind = false;
     }).catch(() => undefined);
   }
 
-  get isBehind(): boolean {
-    return this.behind;
-  }
-
+  /** Leaves the org's bus channel (the hub closes the connections). */
   close(): void {
     this.subscription.unsubscribe();
   }

@@ -26,8 +26,8 @@ export interface ConnectionIdentity {
 
 export class SseConnection {
   /** Highest seq this client has been sent (or deliberately skipped); anything at or below it is never sent again. */
-  lastSentSeq = 0;
-  /** Live events held while the connection replays from the database; null once live. */
+  private sentSeq = 0;
+  /** Live events held while the connection replays from the database (queued until it is ready); null once live. */
   private pending: StreamEvent[] | null = null;
   /** Names this connection's filter: connections with equal filters share their encoded frames. */
   private readonly filterKey: string;
@@ -51,13 +51,40 @@ export class SseConnection {
     this.filterKey = filter.types || filter.serverId ? JSON.stringify([filter.types ? [...filter.types].sort() : null, filter.serverId]) : '';
   }
 
+  /** Highest seq this client has been sent or has deliberately skipped. */
+  get lastSentSeq(): number {
+    return this.sentSeq;
+  }
+
   matches(e: StreamEvent): boolean {
     return (!this.filter.types || this.filter.types.has(e.type)) && (!this.filter.serverId || e.serverId === this.filter.serverId);
+  }
+
+  /** Continues after `seq`: nothing at or below it is sent (the start of a live stream, or a replay window's start). */
+  skipTo(seq: number): void {
+    if (seq > this.sentSeq) this.sentSeq = seq;
   }
 
   /** Starts holding live events (during replay). */
   hold(): void {
     this.pending = [];
+  }
+
+  /**
+   * One page of replay from the database, covering every seq up to `throughSeq` (rows that are not streamed included):
+   * sends its events that are new and match as one write and returns how many it sent. Not counted as live deliveries.
+   */
+  sendReplayed(events: readonly StreamEvent[], throughSeq: number): number {
+    let chunk = '';
+    let n = 0;
+    for (const e of events) {
+      if (e.seq <= this.sentSeq || !this.matches(e)) continue;
+      chunk += frameOf(e).frame;
+      n++;
+    }
+    this.skipTo(throughSeq);
+    if (chunk) this.write(chunk);
+    return n;
   }
 
   /** Live events from the org feed, in seq order; `encoded` holds their frames as bytes shared by every connection. */
@@ -72,11 +99,11 @@ export class SseConnection {
   }
 
   /** Sends events above lastSentSeq that match the filters, as one write. */
-  send(events: StreamEvent[], encoded?: EncodedFrames): void {
-    if (encoded && events.length > 0 && events[0].seq > this.lastSentSeq) {
+  private send(events: StreamEvent[], encoded?: EncodedFrames): void {
+    if (encoded && events.length > 0 && events[0].seq > this.sentSeq) {
       // The usual case, the whole run is new: write the bytes shared by every connection with this filter (all events
       // when there is none) instead of building and encoding a copy of its own.
-      this.lastSentSeq = events[events.length - 1].seq;
+      this.sentSeq = events[events.length - 1].seq;
       const { buffer, count } = this.filterKey ? encoded.select(this.filterKey, (e) => this.matches(e)) : { buffer: encoded.buffer, count: events.length };
       if (count > 0) {
         this.write(buffer);
@@ -87,8 +114,8 @@ export class SseConnection {
     let chunk = '';
     let n = 0;
     for (const e of events) {
-      if (e.seq <= this.lastSentSeq) continue;
-      this.lastSentSeq = e.seq;
+      if (e.seq <= this.sentSeq) continue;
+      this.sentSeq = e.seq;
       if (!this.matches(e)) continue;
       chunk += (frameOf(e) as FramedEvent).frame;
       n++;

@@ -1,8 +1,8 @@
-// All SSE streams of this instance: org feeds (reference-counted), limits, replay, heartbeats, credential checks, shutdown.
+// All SSE streams of this instance: org feeds (one per org with streams), connection limits, heartbeats, shutdown.
 import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
 import type { AuthRepo } from '../auth/auth-repo.js';
+import { watchStreamCredentials } from '../auth/stream-credentials.js';
 import type { Bus } from '../bus/bus.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
@@ -10,9 +10,8 @@ import { TooManyRequestsError } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { OrgFeed } from './org-feed.js';
 import { SseConnection, type CloseReason, type ConnectionFilter, type ConnectionIdentity } from './sse-connection.js';
-import { comment, frameOf, retryLine } from './sse-format.js';
+import { comment, retryLine } from './sse-format.js';
 
-const REPLAY_PAGE = 1000;
 const CATCH_UP_MS = 5000;
 
 export interface StreamHubDeps {
@@ -31,7 +30,7 @@ export interface OpenStreamOptions {
 }
 
 export function createStreamHub(deps: StreamHubDeps) {
-  const { config, metrics, logger } = deps;
+  const { config, metrics } = deps;
   const feeds = new Map<string, OrgFeed>();
   const connections = new Set<SseConnection>();
   const perOrg = new Map<string, number>();
@@ -54,7 +53,7 @@ export function createStreamHub(deps: StreamHubDeps) {
   function feedFor(orgId: string): OrgFeed {
     let feed = feeds.get(orgId);
     if (!feed) {
-      feed = new OrgFeed(orgId, deps);
+      feed = new OrgFeed(orgId, { db: deps.db, bus: deps.bus, logger: deps.logger, metrics, replayLimit: config.SSE_REPLAY_LIMIT });
       feeds.set(orgId, feed);
     }
     return feed;
@@ -62,7 +61,7 @@ export function createStreamHub(deps: StreamHubDeps) {
 
   function releaseFeed(orgId: string) {
     const feed = feeds.get(orgId);
-    if (feed && feed.connections.size === 0) {
+    if (feed && feed.size === 0) {
       feed.close();
       feeds.delete(orgId);
     }
@@ -89,53 +88,17 @@ export function createStreamHub(deps: StreamHubDeps) {
     bump(perKey, conn.identity.keyId, -1);
     bump(perUser, conn.identity.userId, -1);
     const feed = feeds.get(conn.identity.orgId);
-    feed?.connections.delete(conn);
-    releaseFeed(conn.identity.orgId);
+    if (feed?.detach(conn)) releaseFeed(conn.identity.orgId);
     updateGauges();
   }
 
-  /** Sends stored events after `after` (bounded by the replay window), page by page at the client's pace. */
-  async function replay(conn: SseConnection, orgId: string, after: number, upTo: number) {
-    let from = after;
-    if (after > upTo) {
-      conn.write(comment(`reset: Last-Event-ID ${after} is ahead of this organization's latest event ${upTo}; continuing live`));
-      conn.lastSentSeq = upTo;
-      return;
-    }
-    if (upTo - after > config.SSE_REPLAY_LIMIT) {
-      from = upTo - config.SSE_REPLAY_LIMIT;
-      conn.write(comment(`reset: events ${after + 1}..${from} are beyond the replay window of ${config.SSE_REPLAY_LIMIT}; read them from /api/v1/audit-events. Continuing from ${from + 1}`));
-    }
-    conn.lastSentSeq = from;
-    while (from < upTo && !conn.closed) {
-      const page = await readStreamRange(deps.db, orgId, from, upTo, REPLAY_PAGE);
-      let chunk = '';
-      let n = 0;
-      for (const e of page.events) {
-        if (!conn.matches(e)) continue;
-        chunk += frameOf(e).frame;
-        n++;
-      }
-      from = page.lastSeq;
-      conn.lastSentSeq = from;
-      if (chunk) conn.write(chunk);
-      metrics.eventsReplayed.inc(n);
-      await conn.whenWritable();
-    }
-  }
-
-  /** Opens a stream on an already hijacked response: headers, retry, replay when asked, then live. */
+  /** Opens a stream on an already hijacked response: headers, retry, then the org's feed (replay when asked, live). */
   async function open(res: ServerResponse, headers: Record<string, string | number | string[]>, opts: OpenStreamOptions): Promise<void> {
     checkLimits(opts.identity);
     const feed = feedFor(opts.identity.orgId);
     try {
       await feed.ready;
-    } catch (err) {
-      releaseFeed(opts.identity.orgId);
-      throw err;
-    }
-    // Re-check: limits may have filled while waiting for the feed.
-    try {
+      // Re-check: limits may have filled while waiting for the feed.
       checkLimits(opts.identity);
     } catch (err) {
       releaseFeed(opts.identity.orgId);
@@ -150,7 +113,6 @@ export function createStreamHub(deps: StreamHubDeps) {
       (n) => metrics.eventsDelivered.inc(n),
     );
     connections.add(conn);
-    feed.connections.add(conn);
     bump(perOrg, opts.identity.orgId, 1);
     bump(perKey, opts.identity.keyId, 1);
     bump(perUser, opts.identity.userId, 1);
@@ -159,20 +121,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     res.writeHead(200, headers);
     res.socket?.setNoDelay(true);
     conn.write(retryLine(config.SSE_RETRY_MS));
-
-    if (opts.lastEventId === null) {
-      conn.lastSentSeq = feed.lastSeq;
-      return;
-    }
-    conn.hold();
-    try {
-      const upTo = Math.max(feed.lastSeq, await currentSeq(deps.db, opts.identity.orgId));
-      await replay(conn, opts.identity.orgId, opts.lastEventId, upTo);
-      conn.goLive();
-    } catch (err) {
-      logger.warn({ err: { message: (err as Error).message }, orgId: opts.identity.orgId }, 'replay failed; closing stream so the client retries');
-      conn.close('error', comment('replay failed; reconnect to resume'));
-    }
+    await feed.attach(conn, opts.lastEventId);
   }
 
   function closeWhere(pred: (c: SseConnection) => boolean, reason: CloseReason, text: string) {
@@ -190,30 +139,17 @@ export function createStreamHub(deps: StreamHubDeps) {
   }, CATCH_UP_MS);
   catchUp.unref();
 
-  const recheck = setInterval(async () => {
-    const keyIds = new Set<string>();
-    const sessionIds = new Set<string>();
-    for (const c of connections) {
-      if (c.identity.keyId) keyIds.add(c.identity.keyId);
-      if (c.identity.loginSessionId) sessionIds.add(c.identity.loginSessionId);
-    }
-    if (keyIds.size === 0 && sessionIds.size === 0) return;
-    try {
-      const bad = await deps.authRepo.invalidCredentials([...keyIds], [...sessionIds]);
-      if (bad.size) closeWhere((c) => bad.has(c.identity.keyId ?? '') || bad.has(c.identity.loginSessionId ?? ''), 'credentials', 'credentials revoked or expired');
-    } catch (err) {
-      logger.warn({ err: { message: (err as Error).message } }, 'credential recheck failed');
-    }
-  }, config.AUTH_RECHECK_MS);
-  recheck.unref();
+  const credentials = watchStreamCredentials(
+    { authRepo: deps.authRepo, bus: deps.bus, logger: deps.logger, recheckMs: config.AUTH_RECHECK_MS },
+    {
+      credentials: () => [...connections].map((c) => c.identity),
+      end: (bad, why) => closeWhere((c) => bad(c.identity), 'credentials', why),
+    },
+  );
 
   deps.bus.onResubscribed(() => {
     metrics.busReconnects.inc();
     for (const feed of feeds.values()) void feed.catchUp(true);
-  });
-  deps.bus.onControl((m) => {
-    if (m.kind === 'revoke_key') closeWhere((c) => c.identity.keyId === m.keyId, 'credentials', 'API key revoked');
-    if (m.kind === 'end_login') closeWhere((c) => c.identity.loginSessionId === m.loginSessionId, 'credentials', 'signed out');
   });
 
   return {
@@ -223,7 +159,7 @@ export function createStreamHub(deps: StreamHubDeps) {
       shuttingDown = true;
       clearInterval(heartbeat);
       clearInterval(catchUp);
-      clearInterval(recheck);
+      credentials.stop();
       closeWhere(() => true, 'shutdown', 'server shutting down; reconnect to resume');
       for (const feed of feeds.values()) feed.close();
       feeds.clear();

@@ -92,6 +92,17 @@ describe.each(backendNames)('errors and health (%s)', (backendName) => {
     expect((await http(`${app.url}/readyz`)).status).toBe(200);
   });
 
+  it('refuses raw metadata nested past its limit (32) and log bodies past theirs (64) with a 400 naming the problem', async () => {
+    const nest = (depth: number) => '{"a":'.repeat(depth) + '1' + '}'.repeat(depth);
+    expect((await post(`{"serverId":"s","toolName":"depth-ok","metadata":${nest(32)}}`)).status).toBe(200);
+    const deepMeta = await post(`{"serverId":"s","toolName":"t","metadata":${nest(33)}}`);
+    expect(deepMeta.status).toBe(400);
+    expect(deepMeta.body.issues).toEqual([{ path: 'metadata', message: 'metadata must not nest deeper than 32 levels' }]);
+    const deepBody = await http(`${app.url}/api/v1/ingest/cloudwatch`, { method: 'POST', headers: { ...bearer(org.key), 'content-type': 'application/json' }, body: `[${nest(64)}]` });
+    expect(deepBody.status).toBe(400);
+    expect(deepBody.body).toMatchObject({ code: 'invalid_json', message: 'body nests arrays or objects deeper than 64 levels' });
+  });
+
   it('healthz, readyz, metrics and openapi answer', async () => {
     expect((await http(`${app.url}/healthz`)).body).toEqual({ status: 'ok' });
     expect((await http(`${app.url}/readyz`)).body).toMatchObject({ status: 'ready', checks: { database: 'ok', bus: 'ok' } });

@@ -67,7 +67,7 @@ describe('openapi.json and the registered routes', () => {
     // Ingest routes read their bodies themselves: the raw body is documented, Firehose answers in its own shape.
     const raw = doc.paths['/api/v1/ingest/events'].post;
     expect(raw.requestBody.content['application/json'].schema.anyOf).toHaveLength(2);
-    expect(Object.keys(raw.requestBody.content)).toEqual(['application/json', 'application/x-ndjson']);
+    expect(Object.keys(raw.requestBody.content)).toEqual(['application/json', 'application/x-ndjson', 'application/ndjson', 'application/jsonl']);
     const firehoseError = doc.paths['/api/v1/ingest/firehose'].post.responses.default.content['application/json'].schema;
     expect(firehoseError.required).toEqual(['requestId', 'timestamp', 'errorMessage']);
     expect(doc.paths['/api/v1/events'].get.parameters.map((p: { name: string; in: string }) => `${p.in}:${p.name}`)).toEqual(

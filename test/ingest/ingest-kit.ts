@@ -61,7 +61,7 @@ export function columns(e: StoredEvent) {
   return { type: e.type, source: e.source, occurredAt: e.occurredAt, serverId: e.serverId, sessionId: e.sessionId, toolName: e.toolName, action: e.action, latencyMs: e.latencyMs };
 }
 
-/** The spec 2.1 stream payload expected for a stored tool call. */
+/** The stream payload expected for a stored tool call. */
 export function streamPayloadOf(e: StoredEvent) {
   return { type: 'tool_call', serverId: e.serverId, sessionId: e.sessionId, toolName: e.toolName, action: e.action, latencyMs: e.latencyMs, timestamp: e.occurredAt };
 }

@@ -4,7 +4,8 @@ import { emptyHints, mergeHints, toNormalized, withResolvedTraceId, type Hints }
 import { parseJsonObject } from './json-message.js';
 import { parseLogfmtMessage } from './logfmt.js';
 import { analyzeMessage, type MessageFindings } from './message.js';
-import { SCAN_WINDOW, idString, isRecord, truncate } from './strings.js';
+import { SCAN_WINDOW, idString, truncate } from './strings.js';
+import { isObject } from '../../shared/input-safety.js';
 import { emptyNormalized, type Normalized } from './types.js';
 
 export interface DatadogInput {
@@ -104,7 +105,7 @@ function bodyFindings(text: string): MessageFindings {
 
 function bodyText(body: unknown): string | null {
   if (typeof body === 'string') return stripDatadogMarkdown(body);
-  if (isRecord(body)) return JSON.stringify(body);
+  if (isObject(body)) return JSON.stringify(body);
   return null;
 }
 
@@ -117,7 +118,7 @@ function bodyText(body: unknown): string | null {
 export function normalizeDatadog(input: DatadogInput): NormalizedDatadog {
   let tags: Record<string, string[]> = {};
   try {
-    const source: Record<string, unknown> = isRecord(input) ? (input as Record<string, unknown>) : {};
+    const source: Record<string, unknown> = isObject(input) ? (input as Record<string, unknown>) : {};
     tags = parseDatadogTags(source.tags as string | string[] | null | undefined);
     const bodyString = bodyText(source.body);
     const body = bodyString !== null ? bodyFindings(bodyString) : null;

@@ -7,7 +7,8 @@ import { parseLogfmtMessage } from './logfmt.js';
 import { parseTimestamp } from './timestamps.js';
 import { actionIn } from './outcomes.js';
 import { traceIdFromTraceparent, xrayTraceId } from './trace-ids.js';
-import { SCAN_WINDOW, idString, isRecord, ownValue, truncate } from './strings.js';
+import { isObject } from '../../shared/input-safety.js';
+import { SCAN_WINDOW, idString, ownValue, truncate } from './strings.js';
 
 /** Nested objects deeper than this are not searched (the top level is depth 0). */
 export const MAX_SEARCH_DEPTH = 6;
@@ -66,7 +67,7 @@ function idAt(frame: Frame, obj: Record<string, unknown>, key: string): string |
 /** `obj[key]` as an id when it is a scalar, else `obj[key][sub]` for the first sub key present. */
 function idOrNested(frame: Frame, obj: Record<string, unknown>, key: string, subKeys: readonly string[]): string | null {
   const value = ownValue(obj, key);
-  if (isRecord(value)) {
+  if (isObject(value)) {
     for (const sub of subKeys) {
       const id = idAt(frame, value, sub);
       if (id !== null) return id;
@@ -100,7 +101,7 @@ function toolIn(frame: Frame): string | null {
   if (dotted !== null) return dotted;
   // An MCP JSON-RPC request: {"method":"tools/call","params":{"name":"search",...}}.
   const params = ownValue(obj, 'params');
-  if (ownValue(obj, 'method') === 'tools/call' && isRecord(params)) return idAt(frame, params, 'name');
+  if (ownValue(obj, 'method') === 'tools/call' && isObject(params)) return idAt(frame, params, 'name');
   return null;
 }
 
@@ -118,7 +119,7 @@ function traceIn(frame: Frame): string | null {
   const explicit = firstOf(TRACE_KEYS, (k) => idAt(frame, obj, k));
   if (explicit !== null) return explicit;
   const dd = ownValue(obj, 'dd');
-  return isRecord(dd) ? idAt(frame, dd, 'trace_id') : null;
+  return isObject(dd) ? idAt(frame, dd, 'trace_id') : null;
 }
 
 function stringAt(obj: Record<string, unknown>, key: string): string | null {
@@ -176,7 +177,7 @@ function levelIn(obj: Record<string, unknown>): string | null {
     if (level !== null) return level;
   }
   const log = ownValue(obj, 'log');
-  return isRecord(log) ? normalizeLevel(ownValue(log, 'level')) : null;
+  return isObject(log) ? normalizeLevel(ownValue(log, 'level')) : null;
 }
 
 /** OTLP JSON log records carry their time as nanoseconds since the epoch, written as a decimal string. */
@@ -204,11 +205,11 @@ function keyValueObject(items: unknown[]): Record<string, unknown> | null {
   const acc = Object.create(null) as Record<string, unknown>;
   let found = 0;
   for (const item of items.slice(0, MAX_ATTRIBUTES)) {
-    const key = isRecord(item) ? ownValue(item, 'key') : undefined;
-    const value = isRecord(item) ? ownValue(item, 'value') : undefined;
-    if (typeof key !== 'string' || !isRecord(value)) return null;
+    const key = isObject(item) ? ownValue(item, 'key') : undefined;
+    const value = isObject(item) ? ownValue(item, 'value') : undefined;
+    if (typeof key !== 'string' || !isObject(value)) return null;
     const scalar = ['stringValue', 'intValue', 'doubleValue', 'boolValue'].map((k) => ownValue(value, k)).find((v) => v !== undefined);
-    if (scalar === undefined || isRecord(scalar) || Array.isArray(scalar)) continue;
+    if (scalar === undefined || isObject(scalar) || Array.isArray(scalar)) continue;
     acc[key] = scalar;
     found++;
   }
@@ -247,13 +248,13 @@ export function extractFromRecord(root: Record<string, unknown>, raw: string | n
     for (const key of Object.keys(frame.obj)) {
       if (++keysSeen > MAX_SEARCH_KEYS) break;
       const value = frame.obj[key];
-      if (isRecord(value)) {
+      if (isObject(value)) {
         queue.push({ obj: value, depth: frame.depth + 1, raw: frame.raw });
       } else if (Array.isArray(value)) {
         const attributes = keyValueObject(value);
         keysSeen += attributes ? Math.min(value.length, MAX_ATTRIBUTES) : Math.min(value.length, MAX_ARRAY_ITEMS);
         if (attributes) queue.push({ obj: attributes, depth: frame.depth + 1, raw: null });
-        else for (const item of value.slice(0, MAX_ARRAY_ITEMS)) if (isRecord(item)) queue.push({ obj: item, depth: frame.depth + 1, raw: frame.raw });
+        else for (const item of value.slice(0, MAX_ARRAY_ITEMS)) if (isObject(item)) queue.push({ obj: item, depth: frame.depth + 1, raw: frame.raw });
       } else if (typeof value === 'string' && EMBEDDED_KEYS.has(key) && embeddedTried < MAX_EMBEDDED) {
         embeddedTried++;
         const inner = embedded(value);

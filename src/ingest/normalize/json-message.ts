@@ -1,5 +1,6 @@
 // Parses JSON-object log messages, recovers exact big-integer ids from the raw text, and copies parsed values into bounded, prototype-safe records.
-import { MAX_STRUCTURED_CHARS, isRecord } from './strings.js';
+import { isObject } from '../../shared/input-safety.js';
+import { MAX_STRUCTURED_CHARS } from './strings.js';
 
 /** Nesting kept in `fields`; deeper values are replaced by TRUNCATED. */
 export const MAX_FIELDS_DEPTH = 16;
@@ -14,7 +15,7 @@ export function parseJsonObject(text: string): Record<string, unknown> | null {
   if (t.length < 2 || t.length > MAX_STRUCTURED_CHARS || t.charCodeAt(0) !== 0x7b || t.charCodeAt(t.length - 1) !== 0x7d) return null;
   try {
     const value: unknown = JSON.parse(t);
-    return isRecord(value) ? value : null;
+    return isObject(value) ? value : null;
   } catch {
     return null;
   }

@@ -1,6 +1,7 @@
 // Reads the action of one parsed record: decision words, status/outcome words, a `success` flag, a gateway refusal code.
 import { mapAction, type Action } from './actions.js';
-import { cleanString, isRecord, ownValue } from './strings.js';
+import { isObject } from '../../shared/input-safety.js';
+import { cleanString, ownValue } from './strings.js';
 
 /** Keys holding the proxy's decision; any word found is kept (as rawAction when it does not map). */
 export const DECISION_KEYS = ['action', 'decision', 'verdict', 'outcome', 'policy_decision', 'policyDecision'] as const;
@@ -19,7 +20,7 @@ export interface FoundAction {
 }
 
 function scalar(value: unknown): value is string | number | boolean | bigint {
-  return value !== undefined && value !== null && !isRecord(value) && !Array.isArray(value);
+  return value !== undefined && value !== null && !isObject(value) && !Array.isArray(value);
 }
 
 /**

@@ -31,11 +31,6 @@ export function hasOwn(obj: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(obj, key);
 }
 
-/** A non-null, non-array object, such as a parsed JSON object. */
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** The own property `key` of `obj`, never an inherited one (so `constructor` or `__proto__` can't leak in). */
 export function ownValue(obj: Record<string, unknown>, key: string): unknown {
   return hasOwn(obj, key) ? obj[key] : undefined;

@@ -1,6 +1,5 @@
-// OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata.
-import { wellFormed } from '../to-audit-event.js';
-
+// OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata
+// (text Postgres cannot hold is made storable by the write path).
 /** Deepest nesting of array/kvlist values kept; deeper values are replaced by a marker string. */
 export const MAX_ATTRIBUTE_DEPTH = 32;
 /** Longest attribute key kept (longer keys are cut), as for raw metadata keys. */
@@ -18,7 +17,7 @@ export function anyValue(value: unknown, depth = 0): unknown {
   const v = asRecord(value);
   if (!v) return null;
   if (depth >= MAX_ATTRIBUTE_DEPTH) return TOO_DEEP;
-  if (typeof v.stringValue === 'string') return wellFormed(v.stringValue);
+  if (typeof v.stringValue === 'string') return v.stringValue;
   if (typeof v.boolValue === 'boolean') return v.boolValue;
   if (v.intValue !== undefined && v.intValue !== null) {
     const n = Number(v.intValue);
@@ -46,7 +45,7 @@ export function keyValues(list: unknown, depth = 0): Attributes {
   for (const item of list) {
     const kv = asRecord(item);
     if (!kv || typeof kv.key !== 'string') continue;
-    const key = wellFormed(kv.key.length > MAX_ATTRIBUTE_KEY_LENGTH ? kv.key.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : kv.key);
+    const key = kv.key.length > MAX_ATTRIBUTE_KEY_LENGTH ? kv.key.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : kv.key;
     setOwn(out, key, anyValue(kv.value, depth));
   }
   return out;

@@ -1,12 +1,12 @@
 // Decodes an OTLP/HTTP export body (protobuf, or OTLP's JSON mapping with hex ids) into one plain object shape.
 import type protobuf from 'protobufjs';
-import { BadRequestError } from '../../http/errors.js';
+import { InvalidInput } from '../../shared/domain-errors.js';
 
 export type OtlpEncoding = 'protobuf' | 'json';
 export type OtlpSignal = 'traces' | 'logs';
 
 /** A body that is not a valid export request of its encoding: answered 400, which exporters do not retry. */
-export class OtlpDecodeError extends BadRequestError {
+export class OtlpDecodeError extends InvalidInput {
   constructor(message: string) {
     super(message);
     this.name = 'OtlpDecodeError';

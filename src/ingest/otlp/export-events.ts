@@ -1,5 +1,5 @@
 // Pure: one OTLP export body (bytes + encoding) to the audit events it holds, checked against the per-export limits.
-import { PayloadTooLargeError } from '../../http/errors.js';
+import { TooLarge } from '../../shared/domain-errors.js';
 import { decodeExport, type OtlpEncoding, type OtlpSignal } from './decode.js';
 import { countLogRecords, countSpans, logItems, spanItems } from './model.js';
 import type { OtlpTypes } from './proto-types.js';
@@ -18,8 +18,8 @@ export function signalOfPath(path: string): OtlpSignal {
 }
 
 /**
- * Decodes the export and maps its items. A body that does not decode is an OtlpDecodeError (400); more items than the
- * limit is a PayloadTooLargeError (413), before anything is mapped.
+ * Decodes the export and maps its items. A body that does not decode is an OtlpDecodeError (InvalidInput: 400); more items
+ * than the limit is TooLarge (413), before anything is mapped.
  */
 export function exportEvents(types: OtlpTypes, limits: OtlpLimits, signal: OtlpSignal, bytes: Buffer, encoding: OtlpEncoding, opts: OtlpEventOptions): ExportEvents {
   const type = signal === 'traces' ? types.traceRequest : types.logsRequest;
@@ -28,7 +28,7 @@ export function exportEvents(types: OtlpTypes, limits: OtlpLimits, signal: OtlpS
   const count = signal === 'traces' ? countSpans(body) : countLogRecords(body);
   if (count > limit) {
     const setting = signal === 'traces' ? 'OTLP_MAX_SPANS_PER_EXPORT' : 'OTLP_MAX_LOG_RECORDS_PER_EXPORT';
-    throw new PayloadTooLargeError(`${count} ${signal === 'traces' ? 'spans' : 'log records'} in one export; the limit is ${limit} (${setting})`);
+    throw new TooLarge(`${count} ${signal === 'traces' ? 'spans' : 'log records'} in one export; the limit is ${limit} (${setting})`);
   }
   return signal === 'traces' ? spansToEvents(spanItems(body), opts) : logsToEvents(logItems(body), opts);
 }

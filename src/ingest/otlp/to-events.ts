@@ -1,8 +1,8 @@
 // Pure mapping of OTLP spans and log records to audit events (the table in docs/ingestion-otlp.md).
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { normalizeMessage } from '../normalize/index.js';
-import { entryDedupeKey } from '../entry-identity.js';
-import { toAuditEvent, wellFormed, wellFormedDeep } from '../to-audit-event.js';
+import { dedupeKey as makeDedupeKey, ownIdentity } from '../dedupe-key.js';
+import { toAuditEvent } from '../to-audit-event.js';
 import { anyValue, boundedAttributes, stringAttr, type Attributes } from './attributes.js';
 import type { LogItem, OtlpContext, SpanItem } from './model.js';
 import { explicitActionOf, isToolCall, serverIdOf, sessionIdOf, spanKindName, SPAN_KIND_SERVER, toolNameOf } from './tool-call.js';
@@ -113,8 +113,8 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
     toolName,
     action,
     latencyMs,
-    metadata: wellFormedDeep(metadata) as Record<string, unknown>,
-    dedupeKey: `otlp:span:${span.traceId}:${span.spanId}`,
+    metadata,
+    dedupeKey: ownIdentity.otlpSpan(span.traceId, span.spanId),
   };
 }
 
@@ -143,8 +143,8 @@ export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): Export
  * sent. (OTLP exporters send no Idempotency-Key; the header is not read on these routes.)
  */
 export function logDedupeKey(r: LogItem, position: number): string {
-  const own = r.traceId !== null && r.spanId !== null ? `otlp:log:${r.traceId}:${r.spanId}:${r.timeNs ?? 0}:${r.observedNs ?? 0}:${position}` : null;
-  return entryDedupeKey('otlp', own, null, position);
+  const own = r.traceId !== null && r.spanId !== null ? ownIdentity.otlpLog(r.traceId, r.spanId, String(r.timeNs ?? 0), String(r.observedNs ?? 0), position) : null;
+  return makeDedupeKey('otlp', own, null, position);
 }
 
 /** The text of a log body: a string as is; a map or array as JSON (so a JSON access log is read as from CloudWatch). */
@@ -193,8 +193,8 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
       // A log record is no proof that a call ran: without an explicit decision the action is unknown.
       action: explicit.action,
       latencyMs: null,
-      metadata: wellFormedDeep(metadata) as Record<string, unknown>,
-      dedupeKey: wellFormed(dedupeKey),
+      metadata,
+      dedupeKey,
     };
   }
   const event = toAuditEvent(normalizeMessage(message ?? ''), {

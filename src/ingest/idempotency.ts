@@ -1,5 +1,5 @@
-// Identity of ingested entries: dedupe only by what the sender gave (its own id, or Idempotency-Key + position).
-import { createHash, randomUUID } from 'node:crypto';
+// The Idempotency-Key header of an ingest request and the claim it makes (key + digest of the route and body).
+import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { IdempotencyClaim } from '../audit/ingest-requests-repo.js';
 import { BadRequestError } from '../http/errors.js';
@@ -29,15 +29,4 @@ export function idempotencyClaim(key: string | null, route: string, body: unknow
   if (key === null) return undefined;
   const text = typeof body === 'string' ? body : (JSON.stringify(body) ?? '');
   return { key, fingerprint: createHash('sha256').update(route).update('\n').update(text).digest('base64url') };
-}
-
-/**
- * The dedupe key of the entry at `position` of a request: the sender's own identity (`ownKey`, e.g. `cw:<event id>`)
- * when it has one; else `idem:<Idempotency-Key>:<position>`; else a fresh `<prefix>:once:<uuid>`, so an entry without
- * an identity is always stored (two identical calls are two audit records).
- */
-export function entryDedupeKey(prefix: string, ownKey: string | null, idempotencyKey: string | null, position: number): string {
-  if (ownKey !== null) return ownKey;
-  if (idempotencyKey !== null) return `idem:${idempotencyKey}:${position}`;
-  return `${prefix}:once:${randomUUID()}`;
 }

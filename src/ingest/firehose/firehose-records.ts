@@ -1,13 +1,15 @@
 // Decodes one Firehose record (base64 of gzipped subscription payloads, or plain text/JSON) into audit events; never throws.
-import type { NewAuditEvent } from '../audit/audit-types.js';
-import { AppError } from '../http/errors.js';
-import { decodeBase64, isGzip } from './compression.js';
-import { isControlMessage, payloadKind, toLogBatch } from './cloudwatch-payload.js';
-import { gunzipMembers } from './gzip-members.js';
-import { parseJsonText, utf8OrNull } from './json-text.js';
-import { logBatchToEvents } from './log-batch-events.js';
-import { normalizeMessage } from './normalize/index.js';
-import { toAuditEvent } from './to-audit-event.js';
+import type { NewAuditEvent } from '../../audit/audit-types.js';
+import { DomainError } from '../../shared/domain-errors.js';
+import { isControlMessage, payloadKind, toLogBatch } from '../cloudwatch/cloudwatch-payload.js';
+import { decodeBase64, isGzip } from '../compression.js';
+import { ownIdentity } from '../dedupe-key.js';
+import { gunzipMembers } from '../gzip-members.js';
+import { parseJsonText, utf8OrNull } from '../json-text.js';
+import { logBatchToEvents } from '../log-batch-events.js';
+import { normalizeMessage } from '../normalize/index.js';
+import { isObject } from '../../shared/input-safety.js';
+import { toAuditEvent } from '../to-audit-event.js';
 
 export interface FirehoseRecordContext {
   requestId: string;
@@ -34,11 +36,7 @@ export interface RecordOutcome {
 type Part = { text: string } | { reason: string };
 
 function recordKey(ctx: FirehoseRecordContext, index: number): string {
-  return `fh:${ctx.requestId}:${index}`;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return ownIdentity.firehoseRecord(ctx.requestId, index);
 }
 
 function jsonOrNull(text: string): unknown {
@@ -130,11 +128,11 @@ function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, 
         sentAt: ctx.sentAt,
         sourceDetailFallback: ctx.sourceArn,
         payloadFormat: 'firehose-subscription',
-        keyFor: (e) => (e.id !== null ? `cw:${e.id}` : `${recordKey(ctx, at.index)}:${at.events.next++}`),
+        keyFor: (e) => (e.id !== null ? ownIdentity.cloudwatch(e.id) : ownIdentity.firehoseEvent(recordKey(ctx, at.index), at.events.next++)),
         extra: () => ({ firehose }),
       });
     } catch (err) {
-      const issues = err instanceof AppError && err.extra.issues ? `: ${err.extra.issues.map((i) => `${i.path} ${i.message}`).join('; ')}` : '';
+      const issues = err instanceof DomainError && err.options.issues ? `: ${err.options.issues.map((i) => `${i.path} ${i.message}`).join('; ')}` : '';
       return [rawPart(ctx, at, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)];
     }
   }
@@ -158,7 +156,7 @@ export async function firehoseRecordEvents(record: unknown, index: number, ctx: 
   const events: NewAuditEvent[] = [];
   let dataKept = false;
   parts.forEach((part, k) => {
-    const at = parts.length === 1 ? whole : { ...whole, key: `${whole.key}:p${k}`, part: k };
+    const at = parts.length === 1 ? whole : { ...whole, key: ownIdentity.firehosePart(whole.key, k), part: k };
     if ('reason' in part) {
       // The record's data is kept once, on its first undecodable part, never copied to each.
       events.push(rawPart(ctx, at, part.reason, dataKept ? undefined : data, null));

@@ -1,0 +1,31 @@
+// Source `cloudwatch` (POST /api/v1/ingest/cloudwatch): the spec body, subscription payloads, the awslogs envelope, gzip.
+import { BINARY_TYPES } from '../content-types.js';
+import type { BodyKind, IngestSource } from '../ingest-source.js';
+import { logBatchToEvents } from '../log-batch-events.js';
+import { decodeCloudWatchBody } from './cloudwatch-payload.js';
+
+/** JSON (56-digit event ids kept exact, gzip sniffed), also as text/plain or as gzip bytes (Lambda forwarders). */
+const ACCEPTS: Record<string, BodyKind> = { 'application/json': 'exact-json', 'text/plain': 'exact-json' };
+for (const type of BINARY_TYPES) ACCEPTS[type] = 'exact-json';
+
+export function cloudWatchSource(): IngestSource {
+  return {
+    name: 'cloudwatch',
+    paths: ['/cloudwatch'],
+    summary: 'CloudWatch Logs entries (spec body, subscription payload, awslogs envelope, gzip); optional Idempotency-Key header',
+    accepts: ACCEPTS,
+    idempotency: { claim: 'cloudwatch' },
+    async toEvents(body, ctx) {
+      const decoded = await decodeCloudWatchBody(body, { limit: ctx.limits.bodyBytes, maxEntries: ctx.limits.maxEntries });
+      // A CONTROL_MESSAGE (CloudWatch's health check) is acknowledged and stores nothing.
+      if (!decoded.batch) return { events: [] };
+      const events = logBatchToEvents(decoded.batch, {
+        source: 'cloudwatch',
+        receivedAt: ctx.receivedAt,
+        payloadFormat: decoded.envelope === 'awslogs' ? 'awslogs' : decoded.batch.format,
+        idempotencyKey: ctx.idempotencyKey,
+      });
+      return { events };
+    },
+  };
+}
