@@ -1,6 +1,7 @@
 // Turns a spike alert into its stored, streamed `anomaly` event, and suspends the driving sessions when the org asks for it.
 import { randomUUID } from 'node:crypto';
 import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { AnomalyPayload } from '../contract/stream-payloads.js';
 import type { EventRecorder } from '../audit/record-events.js';
 import { suspendActiveSessions, type TransitionActor } from '../sessions/session-service.js';
 import { round2 } from './detector.js';
@@ -38,7 +39,7 @@ export function anomalyEvent(alert: SpikeAlert, suspendedSessions?: string[]): N
       currentRate: round2(ev.currentRate),
       threshold: round2(ev.threshold),
       timestamp: alert.at.toISOString(),
-    },
+    } satisfies AnomalyPayload,
   };
 }
 

@@ -1,21 +1,26 @@
 // GET /openapi.json: the OpenAPI 3.1 document @fastify/swagger builds from every route's declared zod schema.
 import fastifySwagger, { type SwaggerTransform } from '@fastify/swagger';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { createJsonSchemaTransform } from 'fastify-type-provider-zod';
-
-const zodTransform = createJsonSchemaTransform({ skipList: [] });
+import { createJsonSchemaTransform, createJsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { errorBodySchema } from './route-schemas.js';
 
 /**
  * A route that reads its body itself (the ingest routes: NDJSON, gzip, several formats) documents the usual body under
  * `documentedBody`: it is written into the document as the request body, and never used to validate the request.
  */
-const transform: SwaggerTransform = (input) => {
-  const { documentedBody, ...schema } = (input.schema ?? {}) as FastifySchema & { documentedBody?: unknown };
-  return zodTransform(documentedBody === undefined ? input : { ...input, schema: { ...schema, body: documentedBody } });
-};
+function withDocumentedBodies(zodTransform: SwaggerTransform): SwaggerTransform {
+  return (input) => {
+    const { documentedBody, ...schema } = (input.schema ?? {}) as FastifySchema & { documentedBody?: unknown };
+    return zodTransform(documentedBody === undefined ? input : { ...input, schema: { ...schema, body: documentedBody } });
+  };
+}
 
 /** Registers the document collector; call it before any route is registered, and the route once they all are. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+  // Schemas named here are written once under components.schemas and referenced.
+  const schemaRegistry = z.registry<{ id?: string }>();
+  schemaRegistry.add(errorBodySchema, { id: 'Error' });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -29,7 +34,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
         },
       },
     },
-    transform,
+    transform: withDocumentedBodies(createJsonSchemaTransform({ skipList: [], schemaRegistry })),
+    transformObject: createJsonSchemaTransformObject({ schemaRegistry }),
   });
 }
 

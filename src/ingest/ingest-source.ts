@@ -33,7 +33,7 @@ export interface EventsContext {
 }
 
 /** What a body maps to. */
-export interface SourceEvents<Info = unknown> {
+export interface SourceEvents {
   /** The audit events to store, in order; each carries its dedupe key (see dedupe-key.ts). */
   events: NewAuditEvent[];
   /** Entries accepted but deliberately not stored (e.g. empty Firehose records); counted in metrics. */
@@ -44,15 +44,16 @@ export interface SourceEvents<Info = unknown> {
    */
   chunked?: boolean;
   /** Anything the source's `answer` hook needs (e.g. the request id to echo). */
-  info?: Info;
+  info?: unknown;
 }
 
 /** The outcome of a stored request, handed to `answer`. */
-export interface IngestResult<Info = unknown> {
+export interface IngestResult {
   accepted: number;
   duplicates: number;
   notStored: number;
-  info?: Info;
+  /** What toEvents returned as `info`. */
+  info?: unknown;
 }
 
 /** An answer a hook chooses: body, and optionally its status (default 200 or the error's), content type and headers. */
@@ -77,7 +78,7 @@ export interface ReplyContext {
   contentType: string;
 }
 
-export interface IngestSource<Body = unknown, Info = unknown> {
+export interface IngestSource {
   /** The `source` of its events and the metrics label. */
   name: AuditSource;
   /** A path prefix under /api/v1/ingest shared by the source's paths, e.g. `/otlp`; default none. */
@@ -107,9 +108,9 @@ export interface IngestSource<Body = unknown, Info = unknown> {
    * Pure: the events of one body. Throws domain errors (InvalidInput, TooLarge) for bodies that cannot be stored;
    * nothing of such a request is stored.
    */
-  toEvents(body: Body, ctx: EventsContext): SourceEvents<Info> | Promise<SourceEvents<Info>>;
+  toEvents(body: unknown, ctx: EventsContext): SourceEvents | Promise<SourceEvents>;
   /** The success answer; default `200 {accepted, duplicates}`. */
-  answer?(result: IngestResult<Info>, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
+  answer?(result: IngestResult, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
   /** The failure answer in the sender's own shape; default the one error shape. Status and Retry-After are preset. */
   formatError?(error: ErrorAnswer, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
   /** The metrics outcome label of `notStored` entries; default `not_stored`. */

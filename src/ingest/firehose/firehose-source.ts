@@ -38,7 +38,7 @@ function checkRecordCount(body: unknown, maxRecords: number): void {
  * The events of one delivery request: each record decoded on its own (a bad record is stored raw, never rejects the
  * request); records with no data are counted, not stored. Every key is deterministic, so storing is chunked.
  */
-export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecords: number): Promise<SourceEvents<DeliveryInfo>> {
+export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecords: number): Promise<SourceEvents & { info: DeliveryInfo }> {
   checkRecordCount(body, maxRecords);
   const parsed = firehoseRequestSchema.safeParse(body);
   if (!parsed.success) throw new InvalidInput('body is not a Firehose delivery request {requestId, timestamp, records[{data}]}', zodIssues(parsed.error));

@@ -1,10 +1,10 @@
 // Source `raw` (POST /api/v1/ingest/events): audit events as one JSON object, an array, or NDJSON.
+import { z } from 'zod';
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { InvalidInput, type IssueDetail } from '../../shared/domain-errors.js';
 import { dedupeKey, ownIdentity } from '../dedupe-key.js';
 import type { EventsContext, IngestSource } from '../ingest-source.js';
 import { checkEntryCount } from '../store-events.js';
-import { z } from 'zod';
 import { rawEventSchema, type RawEvent } from './raw-schemas.js';
 
 /** Splits an NDJSON body into parsed values; blank lines are skipped; a bad line is an InvalidInput naming it. */
