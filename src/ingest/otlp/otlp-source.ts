@@ -1,7 +1,7 @@
 // Source `otlp` (POST /api/v1/ingest/otlp/v1/traces and /v1/logs): OTLP/HTTP exports, protobuf or JSON, answered as
 // the OTLP specification asks (Export…ServiceResponse, google.rpc.Status errors, both in the request's encoding).
 import { z } from 'zod';
-import type { IngestSource } from '../ingest-source.js';
+import type { IngestSource, SourceEvents } from '../ingest-source.js';
 import { exportResponse, JSON_TYPE, PROTOBUF_TYPE, statusAnswer } from './answers.js';
 import type { OtlpEncoding, OtlpSignal } from './decode.js';
 import { exportEvents, rejectMessage, signalOfPath, type OtlpLimits } from './export-events.js';
@@ -27,7 +27,7 @@ export function encodingOf(contentType: string): OtlpEncoding {
 /** Protobuf bytes or OTLP/JSON, for /openapi.json. */
 const otlpBody = z.union([z.string().describe('protobuf (application/x-protobuf)'), z.record(z.string(), z.unknown()).describe('OTLP/JSON (application/json)')]);
 
-export function otlpSource(settings: OtlpSettings): IngestSource<Buffer | undefined, ExportInfo> {
+export function otlpSource(settings: OtlpSettings): IngestSource {
   const { types } = settings;
   return {
     name: 'otlp',
@@ -43,14 +43,15 @@ export function otlpSource(settings: OtlpSettings): IngestSource<Buffer | undefi
     answerSchema: otlpBody.describe("Export…ServiceResponse in the request's encoding (partialSuccess when items were rejected)"),
     errorSchema: otlpBody.describe("google.rpc.Status {code, message} in the request's encoding; Retry-After on 429 and 503"),
     documentedBody: otlpBody,
-    toEvents(body, ctx) {
+    toEvents(body, ctx): SourceEvents {
       const signal = signalOfPath(ctx.path);
       const encoding = encodingOf(ctx.contentType);
       const out = exportEvents(types, settings, signal, Buffer.isBuffer(body) ? body : Buffer.alloc(0), encoding, { receivedAt: ctx.receivedAt });
-      return { events: out.events, notStored: out.notToolCalls, info: { signal, encoding, rejected: out.rejected, message: rejectMessage(out) } };
+      const info: ExportInfo = { signal, encoding, rejected: out.rejected, message: rejectMessage(out) };
+      return { events: out.events, notStored: out.notToolCalls, info };
     },
     answer(result) {
-      const info = result.info!;
+      const info = result.info as ExportInfo;
       const a = exportResponse(types, info.signal, info.encoding, info.rejected, info.message);
       return { body: a.body, contentType: a.contentType };
     },
