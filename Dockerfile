@@ -8,6 +8,7 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
 COPY src ./src
 COPY migrations ./migrations
+COPY proto ./proto
 RUN npm run build && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
@@ -20,6 +21,7 @@ COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
 COPY --from=build --chown=node:node /app/migrations ./migrations
+COPY --from=build --chown=node:node /app/proto ./proto
 RUN mkdir -p /data && chown node:node /data
 USER node
 EXPOSE 3000

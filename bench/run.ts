@@ -13,9 +13,11 @@ import { runConnections } from './scenarios/connections.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runIngest } from './scenarios/ingest.js';
+import { runOtlp } from './scenarios/otlp.js';
 
 const SCENARIOS = {
   ingest: runIngest,
+  otlp: runOtlp,
   fanout: runFanout,
   crossInstance: runCrossInstance,
   connections: runConnections,

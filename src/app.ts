@@ -37,6 +37,7 @@ import { createRetentionJob, type RetentionJob } from './retention/retention-job
 import { registerRetentionRoutes } from './retention/retention-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { INGEST_PREFIX, ingestPlugin } from './ingest/ingest-plugin.js';
+import { loadOtlpTypes } from './ingest/otlp/proto-types.js';
 import { ingestSources } from './ingest/sources.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
@@ -90,6 +91,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     opts.logStream ?? process.stdout,
   );
   const metrics = createMetrics();
+  // Read before any resource is opened: missing proto files stop the start with nothing to close.
+  const otlpTypes = loadOtlpTypes();
   const db = await createDb(config, (err) => logger.warn({ err: { message: err.message } }, 'idle database connection error'));
   const bus = createBus(config, logger);
   try {
@@ -193,7 +196,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerAuditExportRoutes(app, { db, auth, pageRows: config.EXPORT_PAGE_ROWS });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,
-    sources: ingestSources({ firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS }),
+    sources: ingestSources({
+      firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
+      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT },
+    }),
     auth,
     recorder,
     metrics,

@@ -55,6 +55,8 @@ export const configSchema = z.object({
   HEADERS_TIMEOUT_MS: int(10_000, 100),
   INGEST_MAX_ENTRIES: int(10_000, 1),
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
+  OTLP_MAX_SPANS_PER_EXPORT: int(10_000, 1),
+  OTLP_MAX_LOG_RECORDS_PER_EXPORT: int(10_000, 1),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */

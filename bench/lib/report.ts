@@ -3,12 +3,13 @@ import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
+import type { OtlpResult } from '../scenarios/otlp.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
+  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -48,7 +49,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
@@ -61,6 +62,17 @@ export function tableRows(r: BenchResults): string[][] {
       `>= 50,000/s: ${verdict(t('ingest: events')!.pass)}; >= 0.40x: ${verdict(t('ingest: ratio')!.pass)}`,
     ]);
     rows.push(['ingest', 'request p50 / p99 (500 lines)', `${ms(i.requestLatencyMs.p50)} / ${ms(i.requestLatencyMs.p99)}`, '', '', '']);
+  }
+  if (o) {
+    rows.push([
+      'otlp',
+      `spans stored/s (${o.senders} senders x ${o.batchSize}-span protobuf exports, ${o.otlp.seconds.toFixed(0)} s)`,
+      int(o.otlp.eventsPerSecond),
+      `${int(o.raw.eventsPerSecond)} (raw JSON, same events)`,
+      ratio(o.ratioToRaw),
+      '',
+    ]);
+    rows.push(['otlp', 'request p50 / p99 (500 spans)', `${ms(o.otlp.requestLatencyMs.p50)} / ${ms(o.otlp.requestLatencyMs.p99)}`, `${ms(o.raw.requestLatencyMs.p50)} / ${ms(o.raw.requestLatencyMs.p99)}`, '', '']);
   }
   if (f) {
     const sv = f.service.groups.service;

@@ -2,7 +2,7 @@
 import { int, machineLine, markdownTable, ms, ratio, tableRows, type BenchResults } from './report.js';
 
 export function resultsMarkdown(r: BenchResults): string {
-  const { ingest: i, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c } = r.scenarios;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
@@ -40,6 +40,21 @@ export function resultsMarkdown(r: BenchResults): string {
       `Figures of the median of ${i.trials.length} trials (by ratio; each trial a fresh database and service process): ` +
         i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}`).join('; ') +
         '.',
+      '',
+    );
+  }
+  if (o) {
+    out.push(
+      '### OTLP',
+      '',
+      `The same tool calls (the stream benchmarks' generator), sent by ${o.senders} sender processes, one request in flight each, first as raw JSON arrays ` +
+        `to \`/api/v1/ingest/events\` for ${o.raw.seconds.toFixed(1)} s, then as OTLP protobuf trace exports (one MCP server span per call, one resource per server) ` +
+        `to \`/api/v1/ingest/otlp/v1/traces\` for ${o.otlp.seconds.toFixed(1)} s, ${o.batchSize} calls per request, same service process and database. ` +
+        `OTLP: ${int(o.otlp.eventsStored)} spans stored, ${int(o.otlp.eventsPerSecond)}/s, ${o.otlp.bytesPerEvent.toFixed(0)} bytes per span sent, request p50 / p99 / max ` +
+        `${ms(o.otlp.requestLatencyMs.p50)} / ${ms(o.otlp.requestLatencyMs.p99)} / ${ms(o.otlp.requestLatencyMs.max)}. ` +
+        `Raw JSON: ${int(o.raw.eventsStored)} events stored, ${int(o.raw.eventsPerSecond)}/s, ${o.raw.bytesPerEvent.toFixed(0)} bytes per event, request p50 / p99 / max ` +
+        `${ms(o.raw.requestLatencyMs.p50)} / ${ms(o.raw.requestLatencyMs.p99)} / ${ms(o.raw.requestLatencyMs.max)}. Ratio ${ratio(o.ratioToRaw)}. ` +
+        'A stored span keeps more metadata (trace and span ids, span name and kind, status, attributes, resource, scope) than the raw event.',
       '',
     );
   }

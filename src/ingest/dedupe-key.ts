@@ -18,10 +18,14 @@ export const ownIdentity = {
   firehosePart: (recordKey: string, part: number) => `${recordKey}:p${part}`,
   /** A log event without a CloudWatch id inside a Firehose record: its running index across the record's payloads. */
   firehoseEvent: (recordKey: string, n: number) => `${recordKey}:${n}`,
+  /** An OTLP span: trace id + span id (hex). */
+  otlpSpan: (traceId: string, spanId: string) => `otlp:span:${traceId}:${spanId}`,
+  /** An OTLP log record with trace and span ids: those, its time and observed time (ns), and its position in the export. */
+  otlpLog: (traceId: string, spanId: string, timeNs: string, observedNs: string, position: number) => `otlp:log:${traceId}:${spanId}:${timeNs}:${observedNs}:${position}`,
 };
 
 /** Prefix of the keys of entries that have no identity at all (each such key is new: the entry is always stored). */
-export type OncePrefix = 'raw' | 'cw' | 'dd';
+export type OncePrefix = 'raw' | 'cw' | 'dd' | 'otlp';
 
 /**
  * The dedupe key of the entry at `position` of a request: the sender's own identity (`own`, from ownIdentity) when it

@@ -5,6 +5,7 @@ import type { FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
 import type { ErrorBody } from '../http/error-handler.js';
+import type { OtlpSettings } from './otlp/otlp-source.js';
 
 /**
  * How a body of one content type reaches `toEvents` (after Content-Encoding decoding and the body limit):
@@ -119,4 +120,6 @@ export interface IngestSource {
 /** Settings a source may depend on, passed to each source's factory in sources.ts. */
 export interface SourceSettings {
   firehoseMaxRecords: number;
+  /** The OTLP .proto types (loaded at start) and OTLP_MAX_SPANS_PER_EXPORT / OTLP_MAX_LOG_RECORDS_PER_EXPORT. */
+  otlp: OtlpSettings;
 }

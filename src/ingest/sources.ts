@@ -3,6 +3,7 @@ import { cloudWatchSource } from './cloudwatch/cloudwatch-source.js';
 import { datadogSource } from './datadog/datadog-source.js';
 import { firehoseSource } from './firehose/firehose-source.js';
 import type { IngestSource, SourceSettings } from './ingest-source.js';
+import { otlpSource } from './otlp/otlp-source.js';
 import { rawSource } from './raw/raw-source.js';
 
 export function ingestSources(settings: SourceSettings): IngestSource[] {
@@ -11,5 +12,6 @@ export function ingestSources(settings: SourceSettings): IngestSource[] {
     cloudWatchSource(),
     firehoseSource(settings),
     datadogSource(),
+    otlpSource(settings.otlp),
   ];
 }

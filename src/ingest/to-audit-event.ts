@@ -2,7 +2,7 @@
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { Normalized } from './normalize/index.js';
 
-export type LogSource = 'cloudwatch' | 'firehose' | 'datadog';
+export type LogSource = 'cloudwatch' | 'firehose' | 'datadog' | 'otlp';
 
 export interface EntryContext {
   source: LogSource;

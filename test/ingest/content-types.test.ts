@@ -1,11 +1,12 @@
 // Every ingest route answers a wrong or missing Content-Type with the same 415 naming the types it accepts, storing nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { ingestSources } from '../../src/ingest/sources.js';
 import { makeBackend, type Backend } from '../helpers/backends.js';
 import { bearer, createOrg, http, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
-const SOURCES = ingestSources({ firehoseMaxRecords: 500 });
+const SOURCES = ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } });
 const ROUTES = SOURCES.flatMap((s) => s.paths.map((p) => ({ source: s, url: `/api/v1/ingest${s.prefix ?? ''}${p}`, accepted: Object.keys(s.accepts) })));
 
 /** Content types that some sender gets wrong, and a body of each (null: no Content-Type header at all). */
@@ -51,8 +52,10 @@ describe('Content-Type on every ingest route', () => {
         const r = await http(`${app.url}${route.url}`, { method: 'POST', headers, body: new Uint8Array(Buffer.from(body)) });
         const what = `${route.url} ${type ?? '(none)'} ${body ? 'with' : 'without'} a body`;
         expect(r.status, what).toBe(415);
-        // Sources with their own error shape (Firehose: errorMessage) keep it; the others answer the one error shape.
-        const message: string = r.body.errorMessage ?? r.body.message;
+        // Sources with their own error shape (Firehose: errorMessage; OTLP: a google.rpc.Status in protobuf, whose
+        // message field is the UTF-8 text inside the bytes) keep it; the others answer the one error shape.
+        const message: string = typeof r.body === 'string' ? r.body : (r.body.errorMessage ?? r.body.message);
+        if (route.source.name === 'otlp') expect(r.headers.get('content-type'), what).toBe('application/x-protobuf');
         if (!route.source.formatError) expect(r.body, what).toMatchObject({ statusCode: 415, error: 'Unsupported Media Type', code: 'unsupported_media_type' });
         expect(message, what).toContain(`Content-Type ${type === null ? '(none)' : type.split(';')[0]} is not accepted here`);
         for (const accepted of route.accepted) expect(message, what).toContain(accepted);

@@ -2,9 +2,10 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import type { EventsContext } from '../../src/ingest/ingest-source.js';
+import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { ingestSources } from '../../src/ingest/sources.js';
 
-const sources = Object.fromEntries(ingestSources({ firehoseMaxRecords: 500 }).map((s) => [s.name, s]));
+const sources = Object.fromEntries(ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } }).map((s) => [s.name, s]));
 const ONCE = (prefix: string) => new RegExp(`^${prefix}:once:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
 
 function ctx(over: Partial<EventsContext> = {}): EventsContext {
@@ -55,5 +56,17 @@ describe('dedupe keys per source', () => {
     };
     expect(await keys('firehose', body)).toEqual(['fh:req-1:0', 'fh:req-1:1:0', 'fh:req-1:1:1', 'fh:req-1:2:0', 'fh:req-1:2:1', `cw:${CW_ID}`, 'fh:req-1:3']);
     expect(await keys('firehose', { records: [{ data: Buffer.from('x').toString('base64') }, { data: Buffer.from('{"a":1}\n').toString('base64') }] }, { headers: { 'x-amz-firehose-request-id': 'hdr-9' } })).toEqual(['fh:hdr-9:0', 'fh:hdr-9:1']);
+  });
+  it('otlp: a span is trace id + span id; a log record with ids is those + times + position; one without ids a key used once', async () => {
+    const attributes = [{ key: 'mcp.method.name', value: { stringValue: 'tools/call' } }];
+    const traces = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'tools/call t', attributes }] }] }] };
+    expect(await keys('otlp', Buffer.from(JSON.stringify(traces)), { path: '/v1/traces' })).toEqual(['otlp:span:5b8efff798038103d269b633813fc60c:eee19b7ec3c1b174']);
+    const records = [
+      { traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', timeUnixNano: '1714557600000000001', body: { stringValue: 'a' } },
+      { body: { stringValue: 'b' } },
+    ];
+    const [a, b] = await keys('otlp', Buffer.from(JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: records }] }] })), { path: '/v1/logs', idempotencyKey: 'ignored' });
+    expect(a).toBe('otlp:log:5b8efff798038103d269b633813fc60c:eee19b7ec3c1b174:1714557600000000001:0:0');
+    expect(b).toMatch(ONCE('otlp'));
   });
 });

@@ -9,6 +9,7 @@ import { ADMIN_TOKEN, bearer, createOrg, http, login, postEvents, startApp, tool
 import { createTestDatabase, realBackendAvailable } from '../helpers/backends.js';
 import { bodyLike, nastyBody, nastyNumber, nastyQuery, nastyString, nastyValue, rawHttp, type RawBody } from './hostile.js';
 import { LogAudit } from './log-audit.js';
+import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { redisPrefix } from './processes.js';
 
 const LIMIT = 256 * 1024;
@@ -380,6 +381,88 @@ describe.runIf(realBackendAvailable)('every public route under hostile input', (
       if (res.status !== 200) expect(await digest(), `${what} -> ${res.status} changed state`).toEqual(before);
     });
     await fc.assert(prop, { numRuns: 80 * RUNS, endOnFailure: true });
+  });
+
+  it('OTLP traces and logs: hostile protobuf (mutated, truncated, random), OTLP/JSON, gzip bombs and other types get OTLP answers; refusals change nothing', async () => {
+    const types = loadOtlpTypes();
+    const PROTO = 'application/x-protobuf';
+    const anyValue: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ v: Record<string, unknown> }>((tie) => ({
+      v: fc.oneof(
+        { depthSize: 'small', withCrossShrink: true },
+        nastyString.map((x) => ({ stringValue: x })),
+        fc.boolean().map((x) => ({ boolValue: x })),
+        fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n }).map((x) => ({ intValue: x.toString() })),
+        fc.double().map((x) => ({ doubleValue: x })),
+        fc.uint8Array({ maxLength: 16 }).map((x) => ({ bytesValue: Buffer.from(x).toString('base64') })),
+        fc.array(tie('v'), { maxLength: 3 }).map((values) => ({ arrayValue: { values } })),
+        fc.array(fc.record({ key: nastyString, value: tie('v') }), { maxLength: 3 }).map((values) => ({ kvlistValue: { values } })),
+      ),
+    })).v;
+    const toolKeys = fc.constantFrom('mcp.method.name', 'gen_ai.operation.name', 'gen_ai.tool.name', 'mcp.session.id', 'server.address', 'server.port', 'audit.action', 'traceloop.span.kind', 'service.name');
+    const attributes = fc.array(
+      fc.oneof(
+        fc.record({ key: toolKeys, value: fc.oneof(fc.constantFrom('tools/call', 'execute_tool', 'tool', 'deny').map((x) => ({ stringValue: x })), anyValue) }),
+        fc.record({ key: nastyString, value: anyValue }),
+      ),
+      { maxLength: 6 },
+    );
+    const id = (n: number) => fc.oneof({ arbitrary: fc.uint8Array({ minLength: n, maxLength: n }), weight: 4 }, { arbitrary: fc.uint8Array({ maxLength: 20 }), weight: 1 }).map((b) => Buffer.from(b).toString('base64'));
+    const nanos = fc.oneof(fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String), fc.constant('1772359200000000000'));
+    const span = fc.record({ traceId: id(16), spanId: id(8), name: nastyString, kind: fc.integer({ min: -1, max: 9 }), startTimeUnixNano: nanos, endTimeUnixNano: nanos, attributes, status: fc.record({ code: fc.integer({ min: 0, max: 5 }), message: nastyString }) });
+    const logRecord = fc.record({ traceId: id(16), spanId: id(8), timeUnixNano: nanos, severityNumber: fc.integer({ min: 0, max: 30 }), severityText: nastyString, body: anyValue, attributes });
+    const resource = fc.record({ attributes });
+    const traces = fc.array(fc.record({ resource, scopeSpans: fc.array(fc.record({ spans: fc.array(span, { maxLength: 4 }) }), { maxLength: 2 }) }), { maxLength: 2 }).map((resourceSpans) => ({ resourceSpans }));
+    const logs = fc.array(fc.record({ resource, scopeLogs: fc.array(fc.record({ logRecords: fc.array(logRecord, { maxLength: 4 }) }), { maxLength: 2 }) }), { maxLength: 2 }).map((resourceLogs) => ({ resourceLogs }));
+    /** OTLP/JSON of an export: base64 ids rewritten as hex, as the JSON mapping sends them. */
+    const asJson = (v: unknown): string => JSON.stringify(v, (k, x) => (['traceId', 'spanId'].includes(k) && typeof x === 'string' ? Buffer.from(x, 'base64').toString('hex') : x));
+    const mutate = fc.constantFrom<'none' | 'flip' | 'truncate' | 'append'>('none', 'none', 'flip', 'truncate', 'append');
+    const body = fc.oneof(
+      { arbitrary: fc.tuple(fc.constantFrom('traces' as const, 'logs' as const), fc.boolean(), mutate, fc.nat(), fc.boolean()), weight: 4 },
+      { arbitrary: fc.tuple(fc.constant('other' as const), fc.boolean(), mutate, fc.nat(), fc.boolean()), weight: 1 },
+    );
+    const prop = fc.asyncProperty(body, traces, logs, nastyBody(nastyValue, LIMIT), fc.constantFrom(PROTO, 'application/json', 'application/json; charset=utf-8', 'text/plain', 'application/grpc'), async ([signal, json, how, at, gzip], t, l, other, otherType) => {
+      const path = `/api/v1/ingest/otlp/v1/${signal === 'logs' ? 'logs' : 'traces'}`;
+      let bytes: Buffer;
+      let contentType: string;
+      let contentEncoding: string | null = null;
+      if (signal === 'other') {
+        bytes = Buffer.from(other.bytes);
+        contentType = otherType;
+        contentEncoding = other.contentEncoding;
+      } else {
+        const type = signal === 'traces' ? types.traceRequest : types.logsRequest;
+        const value = signal === 'traces' ? t : l;
+        bytes = json ? Buffer.from(asJson(value)) : Buffer.from(type.encode(type.fromObject(value)).finish());
+        contentType = json ? 'application/json' : PROTO;
+        if (how === 'flip' && bytes.length) bytes[at % bytes.length] ^= 0xa5;
+        if (how === 'truncate') bytes = bytes.subarray(0, at % (bytes.length + 1));
+        if (how === 'append') bytes = Buffer.concat([bytes, Buffer.from([0x0a, 0xff, 0x01])]);
+        if (gzip) {
+          bytes = gzipSync(bytes);
+          contentEncoding = 'gzip';
+        }
+      }
+      const headers: Record<string, string> = { ...bearer(org.key), 'content-type': contentType };
+      if (contentEncoding) headers['content-encoding'] = contentEncoding;
+      const before = await digest();
+      const res = await fetch(`${app.url}${path}`, { method: 'POST', headers, body: new Uint8Array(bytes) });
+      const answer = Buffer.from(await res.arrayBuffer());
+      const what = `${path} ${contentType} ${contentEncoding ?? ''} ${how} ${bytes.subarray(0, 120).toString('hex')}`;
+      const counts = stats.get('POST /ingest/otlp') ?? new Map<string, number>();
+      counts.set(String(res.status), (counts.get(String(res.status)) ?? 0) + 1);
+      stats.set('POST /ingest/otlp', counts);
+      expect(res.status, what).toBeLessThan(500);
+      // The answer is in the request's encoding: JSON for JSON requests, protobuf for everything else.
+      const jsonAnswer = contentType.startsWith('application/json');
+      expect(res.headers.get('content-type'), what).toContain(jsonAnswer ? 'application/json' : PROTO);
+      const decoded = (type: typeof types.status) => (jsonAnswer ? JSON.parse(answer.toString('utf8')) : type.toObject(type.decode(answer)));
+      if (res.status === 200) decoded(signal === 'logs' ? types.logsResponse : types.traceResponse);
+      else {
+        expect(decoded(types.status), what).toMatchObject({ code: expect.any(Number), message: expect.any(String) });
+        expect(await digest(), `${what} -> ${res.status} changed state`).toEqual(before);
+      }
+    });
+    await fc.assert(prop, { numRuns: 100 * RUNS, endOnFailure: true });
   });
 
   it('health, metrics, OpenAPI, the dashboard and unknown paths', async () => {

@@ -1,0 +1,88 @@
+// OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata
+// (text Postgres cannot hold is made storable by the write path).
+/** Deepest nesting of array/kvlist values kept; deeper values are replaced by a marker string. */
+export const MAX_ATTRIBUTE_DEPTH = 32;
+/** Longest attribute key kept (longer keys are cut), as for raw metadata keys. */
+export const MAX_ATTRIBUTE_KEY_LENGTH = 200;
+export const TOO_DEEP = '[nested deeper than 32 levels]';
+
+export type Attributes = Record<string, unknown>;
+
+function asRecord(v: unknown): Record<string, unknown> | null {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+/** One AnyValue: strings, booleans, numbers (int64 as a number when exact, else its decimal string), bytes as base64. */
+export function anyValue(value: unknown, depth = 0): unknown {
+  const v = asRecord(value);
+  if (!v) return null;
+  if (depth >= MAX_ATTRIBUTE_DEPTH) return TOO_DEEP;
+  if (typeof v.stringValue === 'string') return v.stringValue;
+  if (typeof v.boolValue === 'boolean') return v.boolValue;
+  if (v.intValue !== undefined && v.intValue !== null) {
+    const n = Number(v.intValue);
+    return Number.isSafeInteger(n) ? n : String(v.intValue);
+  }
+  if (typeof v.doubleValue === 'number') return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
+  if (typeof v.bytesValue === 'string') return v.bytesValue;
+  const arr = asRecord(v.arrayValue);
+  if (arr) return Array.isArray(arr.values) ? arr.values.map((x) => anyValue(x, depth + 1)) : [];
+  const kv = asRecord(v.kvlistValue);
+  if (kv) return keyValues(kv.values, depth + 1);
+  return null;
+}
+
+/** Sets `obj[key]` as an own data property, also for `__proto__` (which plain assignment would treat as the prototype). */
+function setOwn(obj: Attributes, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+/** A KeyValue list as an object; a repeated key keeps its last value; keys like `__proto__` stay plain data. */
+export function keyValues(list: unknown, depth = 0): Attributes {
+  const out: Attributes = {};
+  if (!Array.isArray(list)) return out;
+  for (const item of list) {
+    const kv = asRecord(item);
+    if (!kv || typeof kv.key !== 'string') continue;
+    const key = kv.key.length > MAX_ATTRIBUTE_KEY_LENGTH ? kv.key.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : kv.key;
+    setOwn(out, key, anyValue(kv.value, depth));
+  }
+  return out;
+}
+
+/** The attribute `key` when it is a non-empty string (trimmed), else null. */
+export function stringAttr(attrs: Attributes, key: string): string | null {
+  const v = Object.prototype.hasOwnProperty.call(attrs, key) ? attrs[key] : undefined;
+  if (typeof v !== 'string') return null;
+  const t = v.trim();
+  return t ? t : null;
+}
+
+/** The attribute `key` as text when it is a string or a finite number, else null. */
+export function textAttr(attrs: Attributes, key: string): string | null {
+  const v = Object.prototype.hasOwnProperty.call(attrs, key) ? attrs[key] : undefined;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return stringAttr(attrs, key);
+}
+
+/**
+ * A copy of `attrs` holding whole entries, in order, while their JSON stays within `maxBytes`; the number of entries
+ * left out is returned beside it. Used for attributes shared by every item of an export (the resource), so one big
+ * resource cannot be copied onto thousands of stored events.
+ */
+export function boundedAttributes(attrs: Attributes, maxBytes: number): { kept: Attributes; omitted: number } {
+  const kept: Attributes = {};
+  let size = 2;
+  let omitted = 0;
+  for (const key of Object.keys(attrs)) {
+    const entry = Buffer.byteLength(JSON.stringify(key) + JSON.stringify(attrs[key] ?? null)) + 2;
+    if (size + entry > maxBytes) {
+      omitted++;
+      continue;
+    }
+    size += entry;
+    setOwn(kept, key, attrs[key]);
+  }
+  return { kept, omitted };
+}
