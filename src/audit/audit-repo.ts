@@ -150,7 +150,7 @@ interface StreamRow {
 }
 
 /** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */
-export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; lastSeq: number }> {
+export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
   const r = await db.query<StreamRow>(
     `SELECT seq, type, server_id, payload FROM audit_events
      WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
@@ -163,7 +163,8 @@ export async function readStreamRange(db: Queryable, orgId: string, afterSeq: nu
     }
   }
   const lastSeq = r.rows.length === limit ? Number(r.rows[r.rows.length - 1].seq) : upToSeq;
-  return { events, lastSeq };
+  // The first stored seq of the range (null when none is): rows missing before it were removed by retention.
+  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq };
 }
 
 /** The org's oldest stored seq (events before it were removed by retention), or null when none is stored. */

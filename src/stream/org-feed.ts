@@ -2,7 +2,7 @@
 // filling from the database, with one paged reader of stored seq ranges for both.
 import type { Logger } from 'pino';
 import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
-import { currentSeq, oldestStoredSeq, readStreamRange } from '../audit/audit-repo.js';
+import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
 import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -99,24 +99,22 @@ export class OrgFeed {
       from = upTo - limit;
       conn.write(comment(`reset: events ${after + 1}..${from} are beyond the replay window of ${limit}; read them from /api/v1/audit-events. Continuing from ${from + 1}`));
     }
-    if (from < upTo) {
-      // Events before the oldest stored one were removed by retention: say so, never skip them silently.
-      const oldest = (await oldestStoredSeq(this.deps.db, this.orgId)) ?? upTo + 1;
-      if (oldest > from + 1) {
-        const resumeAfter = Math.min(oldest - 1, upTo);
-        conn.write(comment(`reset: events ${from + 1}..${resumeAfter} are no longer kept (retention). Continuing from ${resumeAfter + 1}`));
-        from = resumeAfter;
-      }
-    }
     conn.skipTo(from);
+    // Stored seqs have no holes but where retention removed the oldest ones: a page that does not start right after
+    // what was sent (or an empty one) means they are gone. Say so, never skip them silently; the check is per page, so
+    // a removal that runs during the replay is announced too.
+    let sent = from;
     for await (const page of this.pages(from, upTo, () => conn.closed)) {
+      const first = page.firstSeq ?? page.lastSeq + 1;
+      if (first > sent + 1) conn.write(comment(`reset: events ${sent + 1}..${first - 1} are no longer kept (retention). Continuing from ${first}`));
       this.deps.metrics.eventsReplayed.inc(conn.sendReplayed(page.events, page.lastSeq));
+      sent = page.lastSeq;
       await conn.whenWritable();
     }
   }
 
   /** The one reader of stored seq ranges: (after, upTo] page by page, oldest first, until done or `stop()`. */
-  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; lastSeq: number }> {
+  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
     let from = after;
     while (from < upTo && !stop()) {
       const page = await readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE);
