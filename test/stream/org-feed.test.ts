@@ -142,6 +142,28 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     ahead.client.close();
   });
 
+  it('announces events that retention removes while a replay is running, and goes on with the oldest kept one', async () => {
+    const orgId = await newOrg();
+    await store(orgId, 2500);
+    // The real database, with a removal of seqs 1..2000 (as a retention pass does) committed just before the replay
+    // reads its second page: the first page (1..1000) has been sent, 1001..2000 are gone when the reader gets there.
+    let pageReads = 0;
+    const racing: Db = Object.assign(Object.create(db) as Db, {
+      query: async (sql: string, params?: unknown[]) => {
+        if (/ORDER BY seq LIMIT/.test(sql) && ++pageReads === 2) await db.query('DELETE FROM audit_events WHERE org_id = $1 AND seq <= 2000', [orgId]);
+        return db.query(sql, params);
+      },
+    });
+    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000 });
+    feeds.push(feed);
+    await feed.ready;
+    const { client } = await attach(feed, 0);
+    await client.waitForCount(1500, 30_000);
+    expect(seqs(client)).toEqual([...upTo(1000), ...upTo(2500).slice(2000)]);
+    expect(client.comments.filter((c) => c.startsWith('reset:'))).toEqual(['reset: events 1001..2000 are no longer kept (retention). Continuing from 2001']);
+    client.close();
+  });
+
   it('counts its connections: detach reports when the last one has gone', async () => {
     const orgId = await newOrg();
     const feed = await feedOf(orgId);
