@@ -61,6 +61,8 @@ export const configSchema = z.object({
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
+  /** Exports of one organization in progress at once on one instance; beyond, 429. */
+  EXPORT_MAX_PER_ORG: int(4, 1, 1000),
   /** Days an organization's events are kept (from when they were stored) unless it has its own period; unset = forever. */
   AUDIT_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(36_500).optional()),
   /** How often each instance tries to run a retention pass (one instance at a time runs it). */

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
+import { RateLimited } from '../shared/domain-errors.js';
 import { auditQuerySchema } from './audit-routes.js';
 import { exportNdjson, type ExportProgress } from './audit-export.js';
 
@@ -37,6 +38,8 @@ export interface ExportRouteDeps {
   auth: Authenticator;
   /** Most events one page (one query, one chunk in memory) of an export holds: EXPORT_PAGE_ROWS. */
   pageRows: number;
+  /** Exports of one organization in progress at once on this instance: EXPORT_MAX_PER_ORG. */
+  maxPerOrg: number;
 }
 
 /** Bytes of text buffered ahead of the socket before the next page is read. */
@@ -47,6 +50,7 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
   // Exports in progress end when the instance shuts down (the client resumes with `cursor` elsewhere), so a long
   // export never holds up a shutdown.
   const running = new Set<Readable>();
+  const perOrg = new Map<string, number>();
   app.addHook('preClose', async () => {
     for (const s of running) s.destroy();
   });
@@ -54,6 +58,11 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
   app.get('/api/v1/audit-events/export', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request, reply) => {
     const q = request.query;
     const orgId = authOf(request).orgId;
+    const inProgress = perOrg.get(orgId) ?? 0;
+    if (inProgress >= deps.maxPerOrg) {
+      throw new RateLimited(`${inProgress} exports of this organization are in progress (EXPORT_MAX_PER_ORG); retry when one has ended`, 5);
+    }
+    perOrg.set(orgId, inProgress + 1);
     const abort = new AbortController();
     const progress: ExportProgress = { rows: 0, lastSeq: 0 };
     const range = { from: q.from, to: q.to, afterSeq: q.cursor === undefined ? undefined : Number(q.cursor) };
@@ -67,6 +76,9 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
     reply.raw.once('close', () => {
       abort.abort();
       running.delete(source);
+      const left = (perOrg.get(orgId) ?? 1) - 1;
+      if (left > 0) perOrg.set(orgId, left);
+      else perOrg.delete(orgId);
       if (!source.destroyed) source.destroy();
       request.log.info({ orgId, rows: progress.rows, lastSeq: progress.lastSeq, complete: finished && reply.raw.writableFinished }, 'export ended');
     });

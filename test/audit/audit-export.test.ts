@@ -116,10 +116,10 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
     expect(r.status).toBe(403);
   });
 
-  it('stops reading pages when the client disconnects', async () => {
+  /** An organization with 30,000 events straight in the table (the hour map's trigger sees them like any insert): far
+   * more than the socket buffers hold, so an export of it is still running while its client does not read. */
+  async function bigOrg(): Promise<TestOrg> {
     const big = await createOrg(app.url);
-    // 30,000 events straight into the table (the hour map's trigger sees them like any insert): far more than the
-    // socket buffers hold, so the export is still running when the client goes.
     await app.ctx.db.query(
       `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, tool_name, action, payload, metadata, dedupe_key)
        SELECT $1, g, now(), 'raw', 'tool_call', 'srv', 'tool', 'allow', NULL, jsonb_build_object('pad', repeat('x', 200)), 'bulk-' || g
@@ -127,6 +127,11 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
       [big.id],
     );
     await app.ctx.db.query('UPDATE organizations SET event_seq = 30000 WHERE id = $1', [big.id]);
+    return big;
+  }
+
+  it('stops reading pages when the client disconnects', async () => {
+    const big = await bigOrg();
     // Its own connection (no agent): read the first chunk, then hang up.
     await new Promise<void>((resolve, reject) => {
       const req = httpRequest(exportUrl(''), { headers: bearer(big.key), agent: false }, (res) => {
@@ -149,10 +154,44 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
     expect(ended.complete).toBe(false);
     expect(ended.rows).toBeLessThan(30000);
   });
+
+  it('runs at most EXPORT_MAX_PER_ORG exports of one organization at once: 429 beyond, other organizations unaffected', async () => {
+    const big = await bigOrg();
+    // Exports whose clients read nothing after the headers: each stays in progress until its client hangs up.
+    const held = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        new Promise<{ status: number; hangUp: () => void }>((resolve, reject) => {
+          const req = httpRequest(exportUrl(''), { headers: bearer(big.key), agent: false }, (res) => {
+            res.pause();
+            resolve({ status: res.statusCode ?? 0, hangUp: () => req.destroy() });
+          });
+          req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+          req.end();
+        }),
+      ),
+    );
+    expect(held.map((h) => h.status)).toEqual([200, 200, 200, 200]);
+    const refused = await http(exportUrl(''), { headers: bearer(big.key) });
+    expect(refused.status).toBe(429);
+    expect(refused.body.code).toBe('too_many_requests');
+    expect(refused.headers.get('retry-after')).toBe('5');
+    expect((await http(exportUrl(''), { headers: bearer(other.key) })).status).toBe(200);
+    // Once a client has gone, its place is free again (the server notices the hang-up when its socket closes).
+    held[0].hangUp();
+    let status = 429;
+    for (let i = 0; i < 200 && status === 429; i++) {
+      const r = await rawGet(exportUrl('?cursor=29999'), bearer(big.key));
+      status = r.status;
+    }
+    expect(status).toBe(200);
+    for (const h of held.slice(1)) h.hangUp();
+  });
 });
 
-describe('EXPORT_PAGE_ROWS', () => {
-  it('is bounded', () => {
+describe('EXPORT_PAGE_ROWS and EXPORT_MAX_PER_ORG', () => {
+  it('are bounded', () => {
+    expect(loadConfig({}).EXPORT_MAX_PER_ORG).toBe(4);
+    expect(() => loadConfig({ EXPORT_MAX_PER_ORG: '0' })).toThrow(ConfigError);
     expect(loadConfig({ EXPORT_PAGE_ROWS: '10000' }).EXPORT_PAGE_ROWS).toBe(10000);
     expect(() => loadConfig({ EXPORT_PAGE_ROWS: '10001' })).toThrow(ConfigError);
     expect(() => loadConfig({ EXPORT_PAGE_ROWS: '0' })).toThrow(ConfigError);
