@@ -1,5 +1,7 @@
 // OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata
 // (text Postgres cannot hold is made storable by the write path).
+import { isObject } from '../../shared/input-safety.js';
+
 /** Deepest nesting of array/kvlist values kept; deeper values are replaced by a marker string. */
 export const MAX_ATTRIBUTE_DEPTH = 32;
 /** Longest attribute key kept (longer keys are cut), as for raw metadata keys. */
@@ -8,14 +10,10 @@ export const TOO_DEEP = '[nested deeper than 32 levels]';
 
 export type Attributes = Record<string, unknown>;
 
-function asRecord(v: unknown): Record<string, unknown> | null {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
-}
-
 /** One AnyValue: strings, booleans, numbers (int64 as a number when exact, else its decimal string), bytes as base64. */
 export function anyValue(value: unknown, depth = 0): unknown {
-  const v = asRecord(value);
-  if (!v) return null;
+  if (!isObject(value)) return null;
+  const v = value;
   if (depth >= MAX_ATTRIBUTE_DEPTH) return TOO_DEEP;
   if (typeof v.stringValue === 'string') return v.stringValue;
   if (typeof v.boolValue === 'boolean') return v.boolValue;
@@ -25,10 +23,8 @@ export function anyValue(value: unknown, depth = 0): unknown {
   }
   if (typeof v.doubleValue === 'number') return Number.isFinite(v.doubleValue) ? v.doubleValue : String(v.doubleValue);
   if (typeof v.bytesValue === 'string') return v.bytesValue;
-  const arr = asRecord(v.arrayValue);
-  if (arr) return Array.isArray(arr.values) ? arr.values.map((x) => anyValue(x, depth + 1)) : [];
-  const kv = asRecord(v.kvlistValue);
-  if (kv) return keyValues(kv.values, depth + 1);
+  if (isObject(v.arrayValue)) return Array.isArray(v.arrayValue.values) ? v.arrayValue.values.map((x) => anyValue(x, depth + 1)) : [];
+  if (isObject(v.kvlistValue)) return keyValues(v.kvlistValue.values, depth + 1);
   return null;
 }
 
@@ -43,10 +39,10 @@ export function keyValues(list: unknown, depth = 0): Attributes {
   const out: Attributes = {};
   if (!Array.isArray(list)) return out;
   for (const item of list) {
-    const kv = asRecord(item);
-    if (!kv || typeof kv.key !== 'string') continue;
-    const key = kv.key.length > MAX_ATTRIBUTE_KEY_LENGTH ? kv.key.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : kv.key;
-    setOwn(out, key, anyValue(kv.value, depth));
+    const name = isObject(item) ? item.key : undefined;
+    if (typeof name !== 'string') continue;
+    const key = name.length > MAX_ATTRIBUTE_KEY_LENGTH ? name.slice(0, MAX_ATTRIBUTE_KEY_LENGTH) : name;
+    setOwn(out, key, anyValue((item as Record<string, unknown>).value, depth));
   }
   return out;
 }

@@ -1,4 +1,5 @@
 // The items of a decoded OTLP export: one flat record per span or log record, with its resource and scope beside it.
+import { isObject } from '../../shared/input-safety.js';
 import { keyValues, type Attributes } from './attributes.js';
 import type { PlainExport } from './decode.js';
 
@@ -46,7 +47,7 @@ function list(v: unknown): Record<string, unknown>[] {
 }
 
 function rec(v: unknown): Record<string, unknown> {
-  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  return isObject(v) ? v : {};
 }
 
 function str(v: unknown): string | null {
