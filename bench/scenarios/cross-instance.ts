@@ -4,7 +4,7 @@ import { createDatabase, createOrg, serviceEnv, type BenchDatabase } from '../li
 import { startServer } from '../lib/service.js';
 import { runStreamCase, type LatencySummary, type StreamCaseResult } from '../lib/stream-case.js';
 import { runTrials } from '../lib/trials.js';
-import { lastKeyPattern } from '../workloads/tool-calls.js';
+import { lastIdPattern } from '../workloads/tool-calls.js';
 
 const CLIENTS_PER_INSTANCE = 200;
 const RATE = 500;
@@ -25,9 +25,9 @@ const TRIALS = 3;
 
 export function seqLookup(db: BenchDatabase, orgId: string, tag: string, batch: number) {
   return async () => {
-    const rows = await db.query<{ dedupe_key: string; seq: string }>('SELECT dedupe_key, seq FROM audit_events WHERE org_id = $1 AND dedupe_key LIKE $2', [orgId, lastKeyPattern(tag, batch)]);
+    const rows = await db.query<{ id: string; seq: string }>("SELECT metadata->>'id' AS id, seq FROM audit_events WHERE org_id = $1 AND metadata->>'id' LIKE $2", [orgId, lastIdPattern(tag, batch)]);
     const [{ event_seq }] = await db.query<{ event_seq: string }>('SELECT event_seq FROM organizations WHERE id = $1', [orgId]);
-    return { lastSeqOf: new Map(rows.map((r) => [Number(r.dedupe_key.split('-')[1]), Number(r.seq)])), finalSeq: Number(event_seq) };
+    return { lastSeqOf: new Map(rows.map((r) => [Number(r.id.split('-')[1]), Number(r.seq)])), finalSeq: Number(event_seq) };
   };
 }
 

@@ -21,18 +21,31 @@ SELECT o.org_id, g, v.t, v.t + interval '150 ms', v.src, v.typ, v.srv,
        CASE WHEN v.typ = 'tool_call' THEN v.act END,
        CASE WHEN v.typ = 'tool_call' THEN v.lat END,
        CASE v.typ
-         WHEN 'tool_call' THEN json_build_object('type', 'tool_call', 'serverId', v.srv, 'sessionId', v.ses, 'toolName', v.tool, 'action', v.act, 'latencyMs', v.lat, 'timestamp', v.t)
+         -- tool calls: NULL, their stream payload is rebuilt from the columns (migration 006)
          WHEN 'anomaly' THEN json_build_object('type', 'anomaly', 'kind', 'rate_spike', 'serverId', v.srv, 'rate', 420, 'baseline', 80, 'timestamp', v.t)
          WHEN 'session_update' THEN json_build_object('type', 'session_update', 'sessionId', v.ses, 'status', 'suspended', 'timestamp', v.t)
        END,
+       -- metadata as the service stores it per source (src/ingest/to-audit-event.ts): the raw message whole, its parsed
+       -- fields, the ids found in it and the batch context; a raw event keeps its own id
        CASE v.src
-         WHEN 'cloudwatch' THEN jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway', 'traceId', md5(g::text), 'logStream', '2026/11/01/[$LATEST]' || left(md5(o.org_id::text), 16), 'payloadFormat', 'subscription')
-         WHEN 'datadog' THEN jsonb_build_object('source_detail', 'mcp-gateway', 'traceId', left(md5(g::text), 16))
-         ELSE '{}'::jsonb
+         WHEN 'cloudwatch' THEN jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway-prod', 'traceId', v.trace, 'requestId', v.req,
+           'actionWord', v.word, 'level', 'INFO', 'format', 'logfmt',
+           'fields', jsonb_build_object('level', 'info', 'msg', 'tool call', 'tool', v.tool, 'action', v.word, 'server', v.srv, 'session', v.ses, 'latency_ms', v.lat::text, 'trace_id', v.trace),
+           'message', to_char(v.t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'\t' || v.req || E'\tINFO\tlevel=info msg="tool call" tool=' || v.tool || ' action=' || v.word
+             || ' server=' || v.srv || ' session=' || v.ses || ' latency_ms=' || v.lat || ' trace_id=' || v.trace || E'\n',
+           'payloadFormat', 'subscription',
+           'cloudwatch', jsonb_build_object('logGroup', '/aws/lambda/mcp-gateway-prod', 'logStream', '2026/11/01/[$LATEST]' || md5(o.org_id::text || (g / 5000)::text),
+             'owner', '123456789012', 'subscriptionFilters', jsonb_build_array('mcp-audit'), 'messageType', 'DATA_MESSAGE', 'eventId', (37000000000000000000000000000000000000000000000000000000 + g)::text))
+         WHEN 'datadog' THEN jsonb_build_object('source_detail', 'mcp-gateway', 'traceId', v.trace, 'level', 'info', 'format', 'json',
+           'fields', jsonb_build_object('tool', v.tool, 'outcome', v.word, 'server', v.srv, 'session_id', v.ses, 'duration_ms', v.lat),
+           'message', json_build_object('msg', 'tool call', 'tool', v.tool, 'outcome', v.word, 'server', v.srv, 'session_id', v.ses, 'duration_ms', v.lat, 'dd.trace_id', v.trace)::text,
+           'datadog', jsonb_build_object('id', md5(g::text), 'host', 'ip-10-0-' || (g % 200) || '-17.ec2.internal', 'service', 'mcp-gateway', 'status', 'info',
+             'tags', jsonb_build_array('env:prod', 'team:platform', 'source:mcp-gateway')))
+         ELSE jsonb_build_object('id', md5(o.org_id::text || g::text))
        END,
-       CASE v.src WHEN 'cloudwatch' THEN 'cw:' || (37000000000000000000000000000000000000000000000000000000 + g)::text
+       audit_dedupe_digest(CASE v.src WHEN 'cloudwatch' THEN 'cw:' || (37000000000000000000000000000000000000000000000000000000 + g)::text
                   WHEN 'datadog' THEN 'dd:' || md5(g::text)
-                  ELSE 'raw:id:' || md5(o.org_id::text || g::text) END
+                  ELSE 'raw:id:' || md5(o.org_id::text || g::text) END)
 FROM fill_orgs o
 CROSS JOIN LATERAL generate_series(1, o.n) AS g
 CROSS JOIN LATERAL (
@@ -43,7 +56,10 @@ CROSS JOIN LATERAL (
          'sess-' || (g * 20000 / o.n)::int || '-' || left(md5(o.org_id::text), 6) AS ses,
          'tool_' || floor(200 * r.d * r.d * r.d)::int AS tool,
          CASE WHEN r.e < 0.95 THEN 'allow' WHEN r.e < 0.98 THEN 'redact' WHEN r.e < 0.997 THEN 'flag' ELSE 'deny' END AS act,
-         floor(5 + r.f * 800)::int AS lat
+         floor(5 + r.f * 800)::int AS lat,
+         CASE WHEN r.e < 0.95 THEN 'allowed' WHEN r.e < 0.98 THEN 'redacted' WHEN r.e < 0.997 THEN 'flagged' ELSE 'blocked' END AS word,
+         left(md5(g::text || 't'), 16) AS trace,
+         (md5(g::text || 'r')::uuid)::text AS req
   FROM (SELECT random() AS a, random() AS b, random() AS c, random() AS d, random() AS e, random() AS f, g AS dep) AS r
 ) AS v;
 

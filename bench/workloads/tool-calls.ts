@@ -33,7 +33,7 @@ export function toolCallBatch(tag: string, batch: number, size: number): RawTool
   return out;
 }
 
-/** The stored dedupe key of a batch's last event (raw ingest stores `raw:id:<id>`), to find its seq afterwards. */
-export function lastKeyPattern(tag: string, size: number): string {
-  return `raw:id:${tag}-%-${size - 1}`;
+/** A LIKE pattern of the ids of batches' last events (raw ingest keeps an event's id in metadata.id), to find their seqs. */
+export function lastIdPattern(tag: string, size: number): string {
+  return `${tag}-%-${size - 1}`;
 }

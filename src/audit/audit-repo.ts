@@ -14,13 +14,27 @@ import { seqRangeOfTimes } from './event-hours.js';
 
 const MAX_KEY_LENGTH = 200;
 
-/** Dedupe keys are stored as given when short, else as a digest, so the unique index stays small. */
+/**
+ * Prefix of the dedupe keys of entries whose sender gave no identity (src/ingest/dedupe-key.ts). No identity form
+ * starts with it. Such an entry is never a duplicate, so its key is neither looked up nor stored (the column is NULL).
+ */
+export const ONCE_KEY_PREFIX = 'once:';
+
+/**
+ * Dedupe keys travel to Postgres as given when short, else as a digest, so statements stay small. Postgres stores
+ * the first 16 bytes of their SHA-256 (audit_dedupe_digest, migration 006).
+ */
 export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
 }
 
+/** Whether a (stored-form) dedupe key is the sender's identity, to look up and store, rather than a key used once. */
+export function isIdentityKey(key: string): boolean {
+  return !key.startsWith(ONCE_KEY_PREFIX);
+}
+
 /** The stream payload of a tool call: every field present, unknown ones null. */
-export function toolCallPayload(e: NewAuditEvent & { toolName: string }): ToolCallPayload {
+export function toolCallPayload(e: Pick<NewAuditEvent, 'serverId' | 'sessionId' | 'action' | 'latencyMs' | 'occurredAt'> & { toolName: string }): ToolCallPayload {
   return {
     type: 'tool_call',
     serverId: e.serverId ?? null,
@@ -36,6 +50,11 @@ function payloadOf(e: NewAuditEvent): StreamPayload | null {
   if (e.type === 'tool_call') return e.toolName ? toolCallPayload({ ...e, toolName: e.toolName }) : null;
   if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
   return null;
+}
+
+/** What the payload column keeps: tool call payloads are rebuilt from the columns when read (storedPayloadOf). */
+function payloadColumn(e: NewAuditEvent, payload: StreamPayload | null): StreamPayload | null {
+  return e.type === 'tool_call' ? null : payload;
 }
 
 /** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
@@ -62,7 +81,7 @@ export async function existingKeysAndSessions(
   if (keys.length === 0 && sessionIds.length === 0) return { existing, statuses };
   const r = await tx.query<{ kind: 'k' | 's'; id: string; status: SessionStatus | null }>(
     `SELECT 'k' AS kind, k.key AS id, NULL::text AS status FROM unnest($2::text[]) AS k(key)
-     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = k.key LIMIT 1) AS hit
+     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = audit_dedupe_digest(k.key) LIMIT 1) AS hit
      UNION ALL
      ${sessionStatusesSql('$1', '$3')}`,
     [orgId, keys, sessionIds],
@@ -76,7 +95,7 @@ export async function existingKeysAndSessions(
 
 /** Inserts one slice of rows (a JSON array, $2) of an org's batch. */
 const INSERT_ROWS_SQL = `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
-       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload, r.metadata, r.dedupe_key
+       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload, r.metadata, audit_dedupe_digest(r.dedupe_key)
        FROM json_to_recordset($2::json) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
          tool_name text, action text, latency_ms int, payload json, metadata jsonb, dedupe_key text)`;
 
@@ -117,9 +136,9 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
       tool_name: e.toolName ?? null,
       action: e.action ?? null,
       latency_ms: e.latencyMs ?? null,
-      payload,
+      payload: payloadColumn(e, payload),
       metadata: e.metadata ?? {},
-      dedupe_key: e.dedupeKey,
+      dedupe_key: isIdentityKey(e.dedupeKey) ? e.dedupeKey : null,
     };
     if (e.serverId) servers.add(e.serverId);
     if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
@@ -145,22 +164,41 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
 interface StreamRow {
   seq: number;
   type: StreamEventType;
+  occurred_at: Date | string;
   server_id: string | null;
+  session_id: string | null;
+  tool_name: string | null;
+  action: string | null;
+  latency_ms: number | null;
   payload: StreamPayload | null;
+}
+
+/** The stream payload of a stored row: a tool call's from its columns (exactly what was sent live), others' as stored. */
+function storedPayloadOf(row: StreamRow): StreamPayload | null {
+  if (row.type !== 'tool_call') return row.payload;
+  if (row.tool_name === null) return null;
+  return toolCallPayload({
+    occurredAt: new Date(row.occurred_at),
+    serverId: row.server_id,
+    sessionId: row.session_id,
+    toolName: row.tool_name,
+    action: row.action,
+    latencyMs: row.latency_ms,
+  });
 }
 
 /** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */
 export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
   const r = await db.query<StreamRow>(
-    `SELECT seq, type, server_id, payload FROM audit_events
-     WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
+    `SELECT seq, type, occurred_at, server_id, session_id, tool_name, action, latency_ms, CASE WHEN type <> 'tool_call' THEN payload END AS payload
+     FROM audit_events WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
     [orgId, afterSeq, upToSeq, limit],
   );
   const events: StreamEvent[] = [];
   for (const row of r.rows) {
-    if (row.payload && (STREAM_EVENT_TYPES as readonly string[]).includes(row.type)) {
-      events.push({ seq: Number(row.seq), type: row.type, serverId: row.server_id, payload: row.payload });
-    }
+    if (!(STREAM_EVENT_TYPES as readonly string[]).includes(row.type)) continue;
+    const payload = storedPayloadOf(row);
+    if (payload) events.push({ seq: Number(row.seq), type: row.type, serverId: row.server_id, payload });
   }
   const lastSeq = r.rows.length === limit ? Number(r.rows[r.rows.length - 1].seq) : upToSeq;
   // The first stored seq of the range (null when none is): rows missing before it were removed by retention.
@@ -194,8 +232,16 @@ export interface AuditEventFilter {
 }
 
 
+/**
+ * The condition that lets a query of one organization use the filter indexes (session, server, tool, action, type),
+ * which lead with uuid_hash(org_id) (migration 006). `org` is the parameter holding the org id; `alias` the table's.
+ */
+export function orgHashMatches(org: string, alias = ''): string {
+  return `uuid_hash(${alias ? `${alias}.` : ''}org_id) = uuid_hash(${org}::uuid)`;
+}
+
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventRow[]> {
-  const where = ['org_id = $1'];
+  const where = ['org_id = $1', orgHashMatches('$1')];
   const params: unknown[] = [orgId];
   const add = (sql: string, v: unknown) => {
     params.push(v);

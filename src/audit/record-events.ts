@@ -4,7 +4,7 @@ import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
 import { applySessionRules, sessionsOf } from '../sessions/session-rules.js';
 import { storable } from '../shared/input-safety.js';
-import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
+import { appendEvents, existingKeysAndSessions, isIdentityKey, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
 import { createOrgWriteQueue } from './org-write-queue.js';
@@ -52,7 +52,8 @@ export async function storeEvents(
   const lastSeq = await lockOrgSeq(tx, orgId);
   const prior = idempotency ? await priorOutcome(tx, orgId, idempotency) : null;
   if (prior) return { stored: [], duplicates: input.length - prior.accepted, batch: null, createdSessions: [], replayed: true };
-  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, fresh.map((e) => e.dedupeKey), callSessions);
+  const identities = fresh.map((e) => e.dedupeKey).filter(isIdentityKey);
+  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, identities, callSessions);
   const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
 
   const sessions = applySessionRules(statuses, toStore, new Date());

@@ -1,5 +1,6 @@
 // The one maker of dedupe keys: an entry is deduplicated only by what its sender gave it, never by its content.
 import { randomUUID } from 'node:crypto';
+import { ONCE_KEY_PREFIX } from '../audit/audit-repo.js';
 
 /**
  * The sender's own identity of an entry, per source. These strings are stored (hashed when longer than 200
@@ -24,16 +25,17 @@ export const ownIdentity = {
   otlpLog: (traceId: string, spanId: string, timeNs: string, observedNs: string, position: number) => `otlp:log:${traceId}:${spanId}:${timeNs}:${observedNs}:${position}`,
 };
 
-/** Prefix of the keys of entries that have no identity at all (each such key is new: the entry is always stored). */
+/** Source part of the keys of entries that have no identity at all (each such key is new: the entry is always stored). */
 export type OncePrefix = 'raw' | 'cw' | 'dd' | 'otlp';
 
 /**
  * The dedupe key of the entry at `position` of a request: the sender's own identity (`own`, from ownIdentity) when it
- * has one; else `idem:<Idempotency-Key>:<position>`; else a fresh `<prefix>:once:<uuid>`, so an entry without an
- * identity is always stored (two identical calls are two audit records).
+ * has one; else `idem:<Idempotency-Key>:<position>`; else a fresh `once:<prefix>:<uuid>`, so an entry without an
+ * identity is always stored (two identical calls are two audit records). No identity form starts with `once:`, so such
+ * keys are neither looked up nor stored (audit-repo.ts).
  */
 export function dedupeKey(prefix: OncePrefix, own: string | null, idempotencyKey: string | null, position: number): string {
   if (own !== null) return own;
   if (idempotencyKey !== null) return `idem:${idempotencyKey}:${position}`;
-  return `${prefix}:once:${randomUUID()}`;
+  return `${ONCE_KEY_PREFIX}${prefix}:${randomUUID()}`;
 }

@@ -1,7 +1,7 @@
 // SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session and
 // server rows left without events.
 import type { Queryable, Db } from '../db/db.js';
-import { lockOrgSeq } from '../audit/audit-repo.js';
+import { lockOrgSeq, orgHashMatches } from '../audit/audit-repo.js';
 export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
 
 /** Sessions (and servers) checked per transaction under the org's seq lock. */
@@ -96,12 +96,12 @@ export async function deleteOrphans(db: Db, orgId: string, removedBelow: number,
       await lockOrgSeq(tx, orgId);
       const a = await tx.query(
         `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
-         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.session_id = s.session_id AND e.seq >= $3)`,
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND e.session_id = s.session_id AND e.seq >= $3)`,
         [orgId, s, removedBelow],
       );
       const b = await tx.query(
         `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
-         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.server_id = v.server_id AND e.seq >= $3)`,
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND e.server_id = v.server_id AND e.seq >= $3)`,
         [orgId, v, removedBelow],
       );
       return { sessions: a.rowCount, servers: b.rowCount };

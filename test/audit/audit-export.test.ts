@@ -122,7 +122,7 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
     const big = await createOrg(app.url);
     await app.ctx.db.query(
       `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, tool_name, action, payload, metadata, dedupe_key)
-       SELECT $1, g, now(), 'raw', 'tool_call', 'srv', 'tool', 'allow', NULL, jsonb_build_object('pad', repeat('x', 200)), 'bulk-' || g
+       SELECT $1, g, now(), 'raw', 'tool_call', 'srv', 'tool', 'allow', NULL, jsonb_build_object('pad', repeat('x', 200)), audit_dedupe_digest('bulk-' || g)
        FROM generate_series(1, 30000) AS g`,
       [big.id],
     );

@@ -110,7 +110,7 @@ describe.runIf(realBackendAvailable)('audit event stats: the time bound', () => 
     // 200,000 tool calls of the last hour, written straight into the table: far more than 1 ms of aggregation.
     await app.ctx.db.query(
       `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, tool_name, action, dedupe_key)
-       SELECT $1, g, now() - (g % 3600) * interval '1 second', 'raw', 'tool_call', 'srv', 'tool', 'allow', 'bulk-' || g
+       SELECT $1, g, now() - (g % 3600) * interval '1 second', 'raw', 'tool_call', 'srv', 'tool', 'allow', audit_dedupe_digest('bulk-' || g)
        FROM generate_series(1, 200000) AS g`,
       [org.id],
     );

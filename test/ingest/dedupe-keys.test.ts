@@ -6,7 +6,7 @@ import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { ingestSources } from '../../src/ingest/sources.js';
 
 const sources = Object.fromEntries(ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } }).map((s) => [s.name, s]));
-const ONCE = (prefix: string) => new RegExp(`^${prefix}:once:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
+const ONCE = (prefix: string) => new RegExp(`^once:${prefix}:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
 
 function ctx(over: Partial<EventsContext> = {}): EventsContext {
   return { idempotencyKey: null, receivedAt: new Date('2024-05-01T10:00:00Z'), contentType: 'application/json', path: '/', headers: {}, limits: { bodyBytes: 1 << 20, maxEntries: 100 }, ...over };

@@ -343,15 +343,22 @@ export interface StoredRow {
   seq: number;
   type: string;
   payload: Record<string, unknown> | null;
-  dedupe_key: string;
 }
+
+/**
+ * A stored row's stream payload, in SQL: tool calls keep none and have it rebuilt from their columns (migration 006);
+ * this rebuild is independent of the service's own, so a difference between the two shows.
+ */
+const STREAM_PAYLOAD_SQL = `CASE WHEN type <> 'tool_call' THEN payload WHEN tool_name IS NOT NULL THEN json_build_object(
+  'type', 'tool_call', 'serverId', server_id, 'sessionId', session_id, 'toolName', tool_name, 'action', action, 'latencyMs', latency_ms,
+  'timestamp', to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')) END`;
 
 /** Reads the org's stored events directly from Postgres (not through the app or any proxy). */
 export async function storedEvents(databaseUrl: string, orgId: string): Promise<{ rows: StoredRow[]; counter: number }> {
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    const rows = await c.query<StoredRow>('SELECT seq::int AS seq, type, payload, dedupe_key FROM audit_events WHERE org_id = $1 ORDER BY seq', [orgId]);
+    const rows = await c.query<StoredRow>(`SELECT seq::int AS seq, type, ${STREAM_PAYLOAD_SQL} AS payload FROM audit_events WHERE org_id = $1 ORDER BY seq`, [orgId]);
     const counter = await c.query<{ event_seq: string }>('SELECT event_seq FROM organizations WHERE id = $1', [orgId]);
     return { rows: rows.rows, counter: Number(counter.rows[0]?.event_seq ?? 0) };
   } finally {
@@ -364,19 +371,24 @@ export async function storedIds(databaseUrl: string, orgId: string, ids: string[
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    const r = await c.query<{ dedupe_key: string }>('SELECT dedupe_key FROM audit_events WHERE org_id = $1 AND dedupe_key = ANY($2::text[])', [orgId, ids.map((id) => `raw:id:${id}`)]);
-    return new Set(r.rows.map((x) => x.dedupe_key.slice('raw:id:'.length)));
+    // Dedupe keys are stored as digests; a raw event keeps its own id in metadata.id.
+    const r = await c.query<{ id: string }>(
+      `SELECT metadata->>'id' AS id FROM audit_events
+       WHERE org_id = $1 AND dedupe_key IN (SELECT audit_dedupe_digest(k) FROM unnest($2::text[]) AS k)`,
+      [orgId, ids.map((id) => `raw:id:${id}`)],
+    );
+    return new Set(r.rows.map((x) => x.id));
   } finally {
     await c.end();
   }
 }
 
-/** How many raw-ingest events the org has stored (with a dedupe key starting with `keyPrefix`). */
-export async function countRaw(databaseUrl: string, orgId: string, keyPrefix = 'raw:'): Promise<number> {
+/** How many raw-ingest events the org has stored (with an own id starting with `idPrefix`). */
+export async function countRaw(databaseUrl: string, orgId: string, idPrefix = ''): Promise<number> {
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try {
-    const r = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1 AND source = 'raw' AND starts_with(dedupe_key, $2)", [orgId, keyPrefix]);
+    const r = await c.query<{ n: number }>("SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1 AND source = 'raw' AND starts_with(metadata->>'id', $2)", [orgId, idPrefix]);
     return r.rows[0].n;
   } finally {
     await c.end();
@@ -429,7 +441,7 @@ export async function checkTrafficStored(databaseUrl: string, traffic: Traffic):
     // A retried request is counted once: the attempt that was accepted counts what the earlier ones had not stored.
     const total = reqs.reduce((n, r) => n + (r.accepted ?? 0), 0);
     expect(total, `org ${org.name}: accepted over all requests`).toBeLessThanOrEqual(ids.length);
-    expect(await countRaw(databaseUrl, org.id, `raw:id:${traffic.tag}-`), `org ${org.name}: raw events stored`).toBe(ids.length);
+    expect(await countRaw(databaseUrl, org.id, `${traffic.tag}-`), `org ${org.name}: raw events stored`).toBe(ids.length);
   }
 }
 

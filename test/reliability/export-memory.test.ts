@@ -47,8 +47,8 @@ describe.runIf(realBackendAvailable)('export of 1,000,000 events in constant mem
         `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
          SELECT $1, g, now() - interval '30 days' + g * interval '2 seconds', 'cloudwatch', 'tool_call', 'mcp-' || (g % 50), 'sess-' || (g / 250),
                 'tool_' || (g % 200), CASE WHEN g % 300 = 0 THEN 'deny' ELSE 'allow' END, g % 800,
-                json_build_object('type', 'tool_call', 'serverId', 'mcp-' || (g % 50), 'sessionId', 'sess-' || (g / 250), 'toolName', 'tool_' || (g % 200)),
-                jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway', 'traceId', md5(g::text)), 'cw:' || g
+                NULL,
+                jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway', 'traceId', md5(g::text)), audit_dedupe_digest('cw:' || g)
          FROM generate_series(1, $2::int) AS g`,
         [org.id, EVENTS],
       );

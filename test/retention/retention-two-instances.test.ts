@@ -29,7 +29,7 @@ describe.runIf(realBackendAvailable)('retention on two instances', () => {
       const base = (round - 1) * 5_010;
       await a.ctx.db.query(
         `INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, dedupe_key)
-         SELECT $1, $2 + g, now(), CASE WHEN g <= 5000 THEN now() - interval '40 days' ELSE now() END, 'raw', 'log', 'k-' || ($2 + g)
+         SELECT $1, $2 + g, now(), CASE WHEN g <= 5000 THEN now() - interval '40 days' ELSE now() END, 'raw', 'log', audit_dedupe_digest('k-' || ($2 + g))
          FROM generate_series(1, 5010) AS g`,
         [org.id, base],
       );
