@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { ONCE_KEY_PREFIX } from '../audit/audit-repo.js';
 
 /**
- * The sender's own identity of an entry, per source. These strings are stored (hashed when longer than 200
- * characters, audit-repo.ts) and retries depend on them: never change an existing form.
+ * The sender's own identity of an entry, per source. These strings are stored as digests (audit-repo.ts, migration 006)
+ * and retries depend on them: never change an existing form.
  */
 export const ownIdentity = {
   /** A raw event's `id`. */
