@@ -22,9 +22,14 @@ export interface FilterValues {
   session: string;
 }
 
+/** occurred_at of the organization's newest event (by seq), in ms; now when it has none. */
+export async function newestOccurredMs(sql: Sql, orgId: string): Promise<number> {
+  const [newest] = await sql('SELECT occurred_at FROM audit_events WHERE org_id = $1 ORDER BY seq DESC LIMIT 1', [orgId]);
+  return newest ? new Date(newest.occurred_at as string).getTime() : Date.now();
+}
+
 /** Most and least frequent servers and tools of the organization, a session from the middle of its history, its newest event. */
 export async function filterValues(sql: Sql, orgId: string): Promise<FilterValues> {
-  const [newest] = await sql('SELECT occurred_at FROM audit_events WHERE org_id = $1 ORDER BY seq DESC LIMIT 1', [orgId]);
   const ranked = async (column: 'server_id' | 'tool_name') => {
     const rows = await sql(`SELECT ${column} AS v, count(*) AS n FROM audit_events WHERE org_id = $1 AND ${column} IS NOT NULL GROUP BY 1 ORDER BY 2 DESC, 1`, [orgId]);
     return { common: String(rows[0]?.v ?? 'none'), rare: String(rows[rows.length - 1]?.v ?? 'none') };
@@ -37,7 +42,7 @@ export async function filterValues(sql: Sql, orgId: string): Promise<FilterValue
     [orgId],
   );
   return {
-    newestMs: newest ? new Date(newest.occurred_at as string).getTime() : Date.now(),
+    newestMs: await newestOccurredMs(sql, orgId),
     commonServer: servers.common,
     rareServer: servers.rare,
     commonTool: tools.common,

@@ -8,6 +8,7 @@ function historyMarkdown(h: HistoryResult): string[] {
   const { before: b, after: a, size, retention: rt } = h;
   const out: string[] = [];
   const lat = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
+  const pp = (l: { p50: number; p99: number }) => `${ms(l.p50)} / ${ms(l.p99)}`;
   out.push(
     '### History',
     '',
@@ -16,24 +17,25 @@ function historyMarkdown(h: HistoryResult): string[] {
       `\`bench/sql/history-fill.sql\` in ${h.fill.seconds.toFixed(0)} s, then \`VACUUM ANALYZE\` (${h.fill.vacuumSeconds.toFixed(0)} s) as autovacuum would. ` +
       `After: that organization (${int(a.orgEvents)} events with its own ingest run). Each phase: ${a.ingest.senders} CloudWatch senders x ` +
       `${a.ingest.batchSize} lines for ${(a.ingest.seconds).toFixed(0)} s into the organization, then every probe ${a.probes[0]?.latencyMs.requests ?? 0} times in a row over HTTP ` +
-      'with its API key (after 3 warm-up requests), one connection, latency from request to parsed body in the bench process.',
+      'with its API key (after 3 warm-up requests), one connection, latency from request to parsed body in the bench process ' +
+      `(with ${a.probes[0]?.latencyMs.requests ?? 0} requests, p99 is the slowest). The organization's events are analyzed after each ingest run, as autovacuum would.`,
     '',
     `Ingest: before ${int(b.ingest.eventsPerSecond)} events/s (p50 / p99 / max ${lat(b.ingest.requestLatencyMs)}, ${b.ingest.failedRequests} failed), ` +
       `after ${int(a.ingest.eventsPerSecond)} events/s (${lat(a.ingest.requestLatencyMs)}, ${a.ingest.failedRequests} failed): ${ratio(h.ingestRatio)}.`,
     '',
     `Filter values of the filled organization: servers ${a.values.commonServer} / ${a.values.rareServer} (most / least events), tools ` +
       `${a.values.commonTool} / ${a.values.rareTool}, session ${a.values.session} (middle of the history); before: ${b.values.commonServer} / ` +
-      `${b.values.rareServer}, ${b.values.commonTool} / ${b.values.rareTool}. Time ranges are relative to the newest event. Plan: one ` +
+      `${b.values.rareServer}, ${b.values.commonTool} / ${b.values.rareTool}. Time ranges are relative to the newest event. The stats windows are the dashboard's aggregate (items: tool calls counted), not a page, and are not part of the filter target. Plan: one ` +
       '`EXPLAIN (ANALYZE, BUFFERS)` after the fill (`Ix` index scan, `IOS` index-only, `BmIx` bitmap; indexes without `audit_events_`).',
     '',
-    `| Probe | order | before p50 / p99 / max | after p50 / p99 / max | items after | plan after | buffers | EXPLAIN ms |`,
+    `| Probe | order | before p50 / p99 | after p50 / p99 | items after | plan after | buffers | EXPLAIN ms |`,
     '|---|---|---:|---:|---:|---|---:|---:|',
   );
   for (const p of a.probes) {
     const q = b.probes.find((x) => x.name === p.name && x.order === p.order);
     const e = h.plans.find((x) => x.name === p.name && x.order === p.order);
     out.push(
-      `| ${p.name}${p.failed ? ` (${p.failed} failed)` : ''} | ${p.order ?? '-'} | ${q ? lat(q.latencyMs) : 'n/a'} | ${lat(p.latencyMs)} | ${p.items} | ${e?.plan ?? ''} | ${e ? int(e.buffers) : ''} | ${e ? e.ms.toFixed(1) : ''} |`,
+      `| ${p.name}${p.failed ? ` (${p.failed} failed)` : ''} | ${p.order ?? '-'} | ${q ? pp(q.latencyMs) : 'n/a'} | ${pp(p.latencyMs)} | ${p.items} | ${e?.plan ?? ''} | ${e ? int(e.buffers) : ''} | ${e ? e.ms.toFixed(1) : ''} |`,
     );
   }
   out.push(
