@@ -14,7 +14,8 @@ function historyMarkdown(h: HistoryResult): string[] {
     '',
     `One service process and database. Before: an organization holding only one ingest run (${int(b.orgEvents)} events). ` +
       `Fill: another organization (created through the admin API, with its key) filled to ${int(h.events)} events over 90 days by ` +
-      `\`bench/sql/history-fill.sql\` in ${h.fill.seconds.toFixed(0)} s, then \`VACUUM ANALYZE\` (${h.fill.vacuumSeconds.toFixed(0)} s) as autovacuum would. ` +
+      `\`bench/sql/history-fill.sql\` in ${h.fill.seconds.toFixed(0)} s, then \`VACUUM ANALYZE\` (${h.fill.vacuumSeconds.toFixed(0)} s) as autovacuum would and \`CHECKPOINT\` (${h.fill.checkpointSeconds.toFixed(0)} s: ` +
+      'weeks of history are on disk, not dirty pages for the next run to flush). ' +
       `After: that organization (${int(a.orgEvents)} events with its own ingest run). Each phase: ${a.ingest.senders} CloudWatch senders x ` +
       `${a.ingest.batchSize} lines for ${(a.ingest.seconds).toFixed(0)} s into the organization, then every probe ${a.probes[0]?.latencyMs.requests ?? 0} times in a row over HTTP ` +
       'with its API key (after 3 warm-up requests), one connection, latency from request to parsed body in the bench process ' +
