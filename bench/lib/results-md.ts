@@ -21,8 +21,9 @@ function historyMarkdown(h: HistoryResult): string[] {
       'with its API key (after 3 warm-up requests), one connection, latency from request to parsed body in the bench process ' +
       `(with ${a.probes[0]?.latencyMs.requests ?? 0} requests, p99 is the slowest). The organization's events are analyzed after each ingest run, as autovacuum would.`,
     '',
-    `Ingest: before ${int(b.ingest.eventsPerSecond)} events/s (p50 / p99 / max ${lat(b.ingest.requestLatencyMs)}, ${b.ingest.failedRequests} failed), ` +
-      `after ${int(a.ingest.eventsPerSecond)} events/s (${lat(a.ingest.requestLatencyMs)}, ${a.ingest.failedRequests} failed): ${ratio(h.ingestRatio)}.`,
+    `Ingest: before ${int(b.ingest.eventsPerSecond)} events/s (p50 / p99 / max ${lat(b.ingest.requestLatencyMs)}, ${b.ingest.failedRequests} failed, ` +
+      `load average ${b.ingest.loadAverage} at its end), after ${int(a.ingest.eventsPerSecond)} events/s (${lat(a.ingest.requestLatencyMs)}, ${a.ingest.failedRequests} failed, ` +
+      `load average ${a.ingest.loadAverage}): ${ratio(h.ingestRatio)}. One trial each: on a shared machine other work moves it.`,
     '',
     `Filter values of the filled organization: servers ${a.values.commonServer} / ${a.values.rareServer} (most / least events), tools ` +
       `${a.values.commonTool} / ${a.values.rareTool}, session ${a.values.session} (middle of the history); before: ${b.values.commonServer} / ` +

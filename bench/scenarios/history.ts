@@ -5,6 +5,7 @@ import path from 'node:path';
 import { nowMs, sleep } from '../lib/clock.js';
 import type { RunContext } from '../lib/context.js';
 import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { loadAverage } from '../lib/machine.js';
 import { explainProbe, filterValues, historyProbes, newestOccurredMs, type FilterValues, type Probe, type Sql } from '../lib/history-filters.js';
 import { createDatabase, createOrg, serviceEnv, type BenchDatabase, type BenchOrg } from '../lib/provision.js';
 import { psqlFile } from '../lib/psql.js';
@@ -40,6 +41,8 @@ export interface HistoryIngest {
   eventsStored: number;
   eventsPerSecond: number;
   requestLatencyMs: LatencySummary;
+  /** The machine's 1-minute load average at the end of the run (other work on a shared machine moves one trial). */
+  loadAverage: number;
 }
 
 export interface ProbeLatency {
@@ -129,7 +132,7 @@ async function ingestRun(ctx: RunContext, url: string, db: BenchDatabase, org: B
   }
   const requests = done.reduce((a, d) => a + d.requests, 0);
   const eventsStored = (await eventSeq(db, org.id)) - seq0;
-  const r = { senders: SENDERS, batchSize: BATCH, seconds, requests, failedRequests: requests - ok, eventsStored, eventsPerSecond: eventsStored / seconds, requestLatencyMs: summary(latency) };
+  const r = { senders: SENDERS, batchSize: BATCH, seconds, requests, failedRequests: requests - ok, eventsStored, eventsPerSecond: eventsStored / seconds, requestLatencyMs: summary(latency), loadAverage: loadAverage() };
   ctx.log(`    ingest: ${SENDERS} senders x ${BATCH}-line CloudWatch batches, ${eventsStored} events in ${seconds.toFixed(1)} s = ${Math.round(r.eventsPerSecond)}/s, p50 / p99 ${r.requestLatencyMs.p50.toFixed(0)} / ${r.requestLatencyMs.p99.toFixed(0)} ms`);
   return r;
 }
