@@ -1,4 +1,4 @@
-// npm run bench: builds the service, runs the four scenarios against real Postgres and Redis, prints the table and writes the results.
+// npm run bench: builds the service, runs the scenarios against real Postgres and Redis, prints the table and writes the results.
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +12,7 @@ import { prepareServer, ROOT, TMP } from './lib/service.js';
 import { runConnections } from './scenarios/connections.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
+import { runHistory } from './scenarios/history.js';
 import { runIngest } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
 
@@ -21,6 +22,7 @@ const SCENARIOS = {
   fanout: runFanout,
   crossInstance: runCrossInstance,
   connections: runConnections,
+  history: runHistory,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

@@ -2,6 +2,7 @@
 import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
+import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
 import type { MachineInfo } from './machine.js';
@@ -9,7 +10,7 @@ import type { MachineInfo } from './machine.js';
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult };
+  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -29,6 +30,8 @@ export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleSt
 export const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
 export const ratio = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a');
 const millions = (n: number) => (Number.isFinite(n) ? `${(n / 1e6).toFixed(2)} M` : 'n/a');
+export const millionsOf = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)} M` : int(n));
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)] ?? NaN;
 const kb = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} KB` : 'n/a');
 
 export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
@@ -36,12 +39,20 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
   const f = s.fanout;
   const x = s.crossInstance?.run.groups.other;
   const c = s.connections;
+  const h = s.history;
   return [
     { name: 'ingest: events stored per second', target: '>= 50,000/s', value: i ? `${int(i.eventsPerSecond)}/s` : 'n/a', pass: i ? i.eventsPerSecond >= 50_000 : null },
     { name: 'ingest: ratio to COPY', target: '>= 0.40x', value: i ? ratio(i.ratioToCopy) : 'n/a', pass: i ? i.ratioToCopy >= 0.4 : null },
     { name: 'fan-out: ratio to bare node:http', target: '>= 0.50x', value: f ? ratio(f.ratioToBare) : 'n/a', pass: f ? f.ratioToBare >= 0.5 : null },
     { name: 'cross-instance: p99 on the other instance', target: '<= 25 ms', value: x ? ms(x.latencyAfterResponseMs.p99) : 'n/a', pass: x ? x.latencyAfterResponseMs.p99 <= 25 : null },
     { name: 'connections: memory per idle stream', target: '<= 16 KB', value: c ? kb(c.service.kbPerConnection) : 'n/a', pass: c ? c.service.kbPerConnection <= 16 : null },
+    {
+      name: `history: every filter's first page p99 at ${h ? millionsOf(h.events) : 'N'} events`,
+      target: '< 100 ms',
+      value: h ? `${ms(h.slowestAfter.p99)} (slowest: ${h.slowestAfter.name}${h.slowestAfter.order ? ` ${h.slowestAfter.order}` : ''})` : 'n/a',
+      pass: h ? h.slowestAfter.p99 < 100 : null,
+    },
+    { name: 'history: ingest after the fill / before', target: '>= 0.80x', value: h ? ratio(h.ingestRatio) : 'n/a', pass: h ? h.ingestRatio >= 0.8 : null },
   ];
 }
 
@@ -49,7 +60,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c, history: h } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
@@ -102,6 +113,51 @@ export function tableRows(r: BenchResults): string[][] {
       ratio(c.ratioToBare),
       `<= 16 KB: ${verdict(t('connections')!.pass)}`,
     ]);
+  }
+  if (h) {
+    const pages = (phase: HistoryResult['after']) => phase.probes.filter((p) => p.kind === 'list');
+    const a = h.after;
+    const b = h.before;
+    const lat = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
+    rows.push([
+      'history',
+      `events stored/s after / before the fill to ${millionsOf(h.events)} events (${a.ingest.senders} senders x ${a.ingest.batchSize}-line CloudWatch batches, ${a.ingest.seconds.toFixed(0)} s)`,
+      int(a.ingest.eventsPerSecond),
+      `${int(b.ingest.eventsPerSecond)} (before the fill)`,
+      ratio(h.ingestRatio),
+      `>= 0.80x: ${verdict(t('history: ingest')!.pass)}`,
+    ]);
+    rows.push([
+      'history',
+      `slowest first-page p99 of ${pages(a).length} filter probes (filters x order, cursor paging; ${a.probes[0]?.latencyMs.requests ?? 0} requests each)`,
+      `${ms(h.slowestAfter.p99)} (${h.slowestAfter.name}${h.slowestAfter.order ? ` ${h.slowestAfter.order}` : ''})`,
+      `${ms(Math.max(...pages(b).map((p) => p.latencyMs.p99)))} (before the fill)`,
+      '',
+      `< 100 ms: ${verdict(t('history: every')!.pass)}`,
+    ]);
+    rows.push([
+      'history',
+      'median over the filter probes of first-page p50 / p99',
+      `${ms(median(pages(a).map((p) => p.latencyMs.p50)))} / ${ms(median(pages(a).map((p) => p.latencyMs.p99)))}`,
+      `${ms(median(pages(b).map((p) => p.latencyMs.p50)))} / ${ms(median(pages(b).map((p) => p.latencyMs.p99)))} (before the fill)`,
+      '',
+      '',
+    ]);
+    for (const s of a.probes.filter((p) => p.kind === 'stats')) {
+      const sb = b.probes.find((p) => p.name === s.name);
+      rows.push(['history', `dashboard aggregate: ${s.name} p50 / p99`, `${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p99)}`, sb ? `${ms(sb.latencyMs.p50)} / ${ms(sb.latencyMs.p99)} (before the fill)` : '', '', '']);
+    }
+    rows.push(['history', `bytes per event (table, indexes, TOAST, hour map; ${int(h.size.rows)} rows)`, int(h.size.bytesPerEvent), '', '', '']);
+    const rt = h.retention;
+    rows.push([
+      'history',
+      `retention pass, ${rt.days} days: ${int(rt.removedEvents)} events removed; longest DELETE / seq-lock transaction`,
+      `${(rt.durationMs / 1000).toFixed(1)} s; ${ms(rt.deletes.maxMs)} / ${ms(rt.seqLockTransactions.maxMs)}`,
+      '',
+      '',
+      '',
+    ]);
+    rows.push(['history', 'ingest request p50 / p99 / max during the pass', lat(rt.ingestDuringPass), `${lat(rt.ingestCalm)} (before the pass)`, '', '']);
   }
   return rows;
 }

@@ -1,8 +1,69 @@
 // Writes bench/RESULTS.md: machine, table, target verdicts and the details behind each figure.
-import { int, machineLine, markdownTable, ms, ratio, tableRows, type BenchResults } from './report.js';
+import { int, machineLine, markdownTable, millionsOf, ms, ratio, tableRows, type BenchResults } from './report.js';
+import type { HistoryResult } from '../scenarios/history.js';
+
+const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
+
+function historyMarkdown(h: HistoryResult): string[] {
+  const { before: b, after: a, size, retention: rt } = h;
+  const out: string[] = [];
+  const lat = (l: { p50: number; p99: number; max: number }) => `${ms(l.p50)} / ${ms(l.p99)} / ${ms(l.max)}`;
+  const pp = (l: { p50: number; p99: number }) => `${ms(l.p50)} / ${ms(l.p99)}`;
+  out.push(
+    '### History',
+    '',
+    `One service process and database. Before: an organization holding only one ingest run (${int(b.orgEvents)} events). ` +
+      `Fill: another organization (created through the admin API, with its key) filled to ${int(h.events)} events over 90 days by ` +
+      `\`bench/sql/history-fill.sql\` in ${h.fill.seconds.toFixed(0)} s, then \`VACUUM ANALYZE\` (${h.fill.vacuumSeconds.toFixed(0)} s) as autovacuum would and \`CHECKPOINT\` (${h.fill.checkpointSeconds.toFixed(0)} s: ` +
+      'weeks of history are on disk, not dirty pages for the next run to flush). ' +
+      `After: that organization (${int(a.orgEvents)} events with its own ingest run). Each phase: ${a.ingest.senders} CloudWatch senders x ` +
+      `${a.ingest.batchSize} lines for ${(a.ingest.seconds).toFixed(0)} s into the organization, then every probe ${a.probes[0]?.latencyMs.requests ?? 0} times in a row over HTTP ` +
+      'with its API key (after 3 warm-up requests), one connection, latency from request to parsed body in the bench process ' +
+      `(with ${a.probes[0]?.latencyMs.requests ?? 0} requests, p99 is the slowest). The organization's events are analyzed after each ingest run, as autovacuum would.`,
+    '',
+    `Ingest: before ${int(b.ingest.eventsPerSecond)} events/s (p50 / p99 / max ${lat(b.ingest.requestLatencyMs)}, ${b.ingest.failedRequests} failed, ` +
+      `load average ${b.ingest.loadAverage} at its end), after ${int(a.ingest.eventsPerSecond)} events/s (${lat(a.ingest.requestLatencyMs)}, ${a.ingest.failedRequests} failed, ` +
+      `load average ${a.ingest.loadAverage}): ${ratio(h.ingestRatio)}. One trial each: on a shared machine other work moves it.`,
+    '',
+    `Filter values of the filled organization: servers ${a.values.commonServer} / ${a.values.rareServer} (most / least events), tools ` +
+      `${a.values.commonTool} / ${a.values.rareTool}, session ${a.values.session} (middle of the history); before: ${b.values.commonServer} / ` +
+      `${b.values.rareServer}, ${b.values.commonTool} / ${b.values.rareTool}. Time ranges are relative to the newest event. The stats windows are the dashboard's aggregate (items: tool calls counted), not a page, and are not part of the filter target. Plan: one ` +
+      '`EXPLAIN (ANALYZE, BUFFERS)` after the fill (`Ix` index scan, `IOS` index-only, `BmIx` bitmap; indexes without `audit_events_`).',
+    '',
+    `| Probe | order | before p50 / p99 | after p50 / p99 | items after | plan after | buffers | EXPLAIN ms |`,
+    '|---|---|---:|---:|---:|---|---:|---:|',
+  );
+  for (const p of a.probes) {
+    const q = b.probes.find((x) => x.name === p.name && x.order === p.order);
+    const e = h.plans.find((x) => x.name === p.name && x.order === p.order);
+    out.push(
+      `| ${p.name}${p.failed ? ` (${p.failed} failed)` : ''} | ${p.order ?? '-'} | ${q ? pp(q.latencyMs) : 'n/a'} | ${pp(p.latencyMs)} | ${p.items} | ${e?.plan ?? ''} | ${e ? int(e.buffers) : ''} | ${e ? e.ms.toFixed(1) : ''} |`,
+    );
+  }
+  out.push(
+    '',
+    `Size after the fill and vacuum (${int(size.rows)} rows in audit_events, every organization): ${mib(size.totalBytes)} + hour map ${mib(size.hoursBytes)} = ` +
+      `**${int(size.bytesPerEvent)} bytes/event**; heap ${mib(size.heapBytes)} (${int(size.heapBytes / size.rows)} B/event), TOAST and maps ${mib(size.otherBytes)}, ` +
+      size.indexes.map((x) => `${x.name} ${mib(x.bytes)} (${int(x.bytes / size.rows)} B/event)`).join(', ') +
+      '.',
+    '',
+    `Retention: the filled organization set to ${rt.days} days (admin API), one pass of the job in the bench process (\`RETENTION_BATCH_ROWS\` ${int(rt.batchRows)}) ` +
+      `while ${rt.senders} CloudWatch senders (${rt.batchSize} lines per request) keep posting into the same organization:  ${int(rt.eventsBefore)} -> ${int(rt.eventsAfter)} events, ` +
+      `${int(rt.removedEvents)} removed, ${int(rt.removedSessions)} sessions and ${int(rt.removedServers)} servers removed, in ${(rt.durationMs / 1000).toFixed(1)} s` +
+      `${rt.interrupted ? ' (interrupted: lease lost)' : ''}; ${rt.deletes.count} DELETE statements (median ${ms(rt.deletes.medianMs)}, longest ${ms(rt.deletes.maxMs)}), ` +
+      `${rt.seqLockTransactions.count} orphan-check transactions holding the seq lock (longest ${ms(rt.seqLockTransactions.maxMs)}, including waiting for the lock). ` +
+      `Longest: ${rt.longest.map((l) => `${l.sql.trim()} ${ms(l.ms)}`).join('; ')}. ` +
+      `Ingest requests of the senders: before the pass ${lat(rt.ingestCalm)} (${rt.ingestCalm.requests} requests), overlapping the pass ${lat(rt.ingestDuringPass)} ` +
+      `(${rt.ingestDuringPass.requests} requests), ${rt.ingestFailed} failed.`,
+    '',
+    `Fill size: \`BENCH_HISTORY_EVENTS\` (${millionsOf(h.events)} in this run).`,
+    '',
+  );
+  return out;
+}
 
 export function resultsMarkdown(r: BenchResults): string {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c, history: h } = r.scenarios;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
@@ -112,6 +173,7 @@ export function resultsMarkdown(r: BenchResults): string {
       '',
     );
   }
+  if (h) out.push(...historyMarkdown(h));
   out.push('### Time and load', '');
   for (const [k, t] of Object.entries(r.timings)) out.push(`- ${k}: ${t.seconds.toFixed(0)} s, 1-minute load average ${t.loadBefore} before, ${t.loadAfter} after`);
   out.push(

@@ -25,15 +25,22 @@ export interface SendLoopResult {
   latency: Histogram;
 }
 
-/** Sends back to back for `durationMs`: `send(body)` with the body built beforehand; `sent(body, status)` after each. */
-export async function sendLoop<B>(durationMs: number, first: B, build: () => B, send: (body: B) => Promise<number>, sent: (body: B, status: number) => void = () => undefined): Promise<SendLoopResult> {
+/** Sends back to back for `durationMs` (or until `stop()`): `send(body)` with the body built beforehand; `sent(body, status)` after each. */
+export async function sendLoop<B>(
+  durationMs: number,
+  first: B,
+  build: () => B,
+  send: (body: B) => Promise<number>,
+  sent: (body: B, status: number) => void = () => undefined,
+  stop: () => boolean = () => false,
+): Promise<SendLoopResult> {
   const latency = new Histogram();
   const statuses: Record<string, number> = {};
   let requests = 0;
   let nextBody = first;
   const started = nowMs();
   const stopAt = started + durationMs;
-  while (nowMs() < stopAt) {
+  while (nowMs() < stopAt && !stop()) {
     const body = nextBody;
     const t0 = nowMs();
     const pending = send(body);

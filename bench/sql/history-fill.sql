@@ -1,9 +1,15 @@
 -- Fills a migrated database with one large organization (:n events over 90 days) and four small ones, by SQL.
 -- Keys are realistic: ~50 servers, ~200 tools (skewed), ~20,000 sessions, mostly allow with rare deny, 3 sources.
 -- psql -v n=5000000 -f bench/sql/history-fill.sql
+-- The large organization is :org (default 00000000-0000-4000-8000-00000000000a); it may exist already (created through the
+-- admin API, with an API key) but must hold no events yet. `npm run bench -- history` passes both variables.
 \set ON_ERROR_STOP on
+\if :{?org}
+\else
+  \set org '00000000-0000-4000-8000-00000000000a'
+\endif
 INSERT INTO organizations (id, name) VALUES
-  ('00000000-0000-4000-8000-00000000000a', 'big'),
+  (:'org', 'big'),
   ('00000000-0000-4000-8000-00000000000b', 'small-1'),
   ('00000000-0000-4000-8000-00000000000c', 'small-2'),
   ('00000000-0000-4000-8000-00000000000d', 'small-3'),
@@ -11,7 +17,7 @@ INSERT INTO organizations (id, name) VALUES
 ON CONFLICT (id) DO NOTHING;
 
 CREATE TEMP TABLE fill_orgs AS
-  SELECT '00000000-0000-4000-8000-00000000000a'::uuid AS org_id, :n::bigint AS n
+  SELECT :'org'::uuid AS org_id, :n::bigint AS n
   UNION ALL SELECT ('00000000-0000-4000-8000-00000000000' || c)::uuid, 50000 FROM unnest(ARRAY['b','c','d','e']) AS c;
 
 INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)

@@ -1,5 +1,7 @@
 // Ingest load generator: posts CloudWatch batches of Lambda log lines back to back for a fixed time, one request in flight.
+// With `timeline`, it also reports every request's start and latency, and stops early on a 'stop' command.
 import http from 'node:http';
+import { nowMs } from '../lib/clock.js';
 import { postBody, sendLoop } from '../lib/send-loop.js';
 import { command, post, runWorker, workerConfig } from '../lib/worker-side.js';
 import { createLogGenerator } from './cloudwatch-lines.js';
@@ -10,6 +12,7 @@ interface Config {
   seed: number;
   batchSize: number;
   durationMs: number;
+  timeline?: boolean;
 }
 
 runWorker(async () => {
@@ -19,14 +22,32 @@ runWorker(async () => {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   // A few bodies ready before the clock starts; afterwards the next body is built while a request is in flight.
   const nextBody = JSON.stringify(gen.next());
+  let stopped = false;
+  if (cfg.timeline) void command('stop').then(() => (stopped = true));
+  /** [start (monotonic ms), latency ms] of every request, with `timeline`. */
+  const timeline: [number, number][] = [];
+  const send = (body: string) => {
+    const t0 = nowMs();
+    return postBody(target, cfg.key, 'application/json', body, agent).then((status) => {
+      if (cfg.timeline) timeline.push([t0, nowMs() - t0]);
+      return status;
+    });
+  };
   post({ type: 'ready' });
   await command('go');
 
   let sentEvents = 0;
-  const r = await sendLoop(cfg.durationMs, nextBody, () => JSON.stringify(gen.next()), (body) => postBody(target, cfg.key, 'application/json', body, agent), (_body, status) => {
-    if (status === 200) sentEvents += cfg.batchSize;
-  });
+  const r = await sendLoop(
+    cfg.durationMs,
+    nextBody,
+    () => JSON.stringify(gen.next()),
+    send,
+    (_body, status) => {
+      if (status === 200) sentEvents += cfg.batchSize;
+    },
+    () => stopped,
+  );
   agent.destroy();
-  post({ type: 'done', started: r.started, ended: r.ended, requests: r.requests, sentEvents, statuses: r.statuses, latency: r.latency.toJSON() });
+  post({ type: 'done', started: r.started, ended: r.ended, requests: r.requests, sentEvents, statuses: r.statuses, latency: r.latency.toJSON(), ...(cfg.timeline ? { timeline } : {}) });
   await command('never');
 });
