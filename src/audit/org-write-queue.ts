@@ -115,6 +115,10 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
   }
 
   return {
+    /** Writes of the organization in its lane now: running and waiting. */
+    size(orgId: string): number {
+      return lanes.get(orgId)?.size ?? 0;
+    },
     /** Runs `fn` alone in the organization's turn; `internal` writes (anomaly alerts) wait without counting against the bound. */
     run<T>(orgId: string, fn: () => Promise<T>, internal = false): Promise<T> {
       return enter(orgId, internal, (outagesBefore, settle) => ({ group: null, solo: fn, outagesBefore, ...settle })) as Promise<T>;

@@ -139,6 +139,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   return {
     recordEvents,
     recordWith,
+    /** Writes of the organization in this instance's queue now (running and waiting). */
+    queuedWrites: (orgId: string) => queue.size(orgId),
     onCommitted(listener: AfterCommitListener) {
       listeners.push(listener);
     },

@@ -39,7 +39,7 @@ export function createMetrics() {
       registers: r,
     }),
     writeTransactions: new Counter({ name: 'audit_stream_write_transactions_total', help: 'Transactions that stored ingest requests (one per group of requests of an organization stored together)', registers: r }),
-    groupedWrites: new Counter({ name: 'audit_stream_grouped_writes_total', help: 'Ingest requests stored in a transaction together with at least one other request of their organization', registers: r }),
+    groupedWrites: new Counter({ name: 'audit_stream_grouped_writes_total', help: 'Ingest requests handed to one transaction together with at least one other request of their organization (group commit)', registers: r }),
     eventsPublished: new Counter({ name: 'audit_stream_bus_events_published_total', help: 'Stream events published to the bus after commit (every source)', registers: r }),
     busReconnects: new Counter({ name: 'audit_stream_bus_reconnects_total', help: 'Bus subscriber reconnections', registers: r }),
     gapFills: new Counter({ name: 'audit_stream_gap_fills_total', help: 'Seq gaps filled from the database', registers: r }),
