@@ -131,7 +131,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus);
   const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
-  const recorder = createEventRecorder({ db, bus, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX });
+  const recorder = createEventRecorder({ db, bus, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX, maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
+    onTransaction: (requests) => {
+      metrics.writeTransactions.inc();
+      if (requests > 1) metrics.groupedWrites.inc(requests);
+    },
+  });
   recorder.onCommitted((_orgId, stored, batch) => {
     const counts = new Map<string, number>();
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);

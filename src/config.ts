@@ -58,6 +58,8 @@ export const configSchema = z.object({
   OTLP_MAX_SPANS_PER_EXPORT: int(10_000, 1),
   OTLP_MAX_LOG_RECORDS_PER_EXPORT: int(10_000, 1),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
+  /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
+  ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),

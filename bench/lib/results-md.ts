@@ -99,7 +99,7 @@ export function resultsMarkdown(r: BenchResults): string {
         `organization in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}.`,
       '',
       `Figures of the median of ${i.trials.length} trials (by ratio; each trial a fresh database and service process): ` +
-        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}`).join('; ') +
+        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}${t.cpuMsPer1000Events ? ` (CPU per 1,000 events: service ${t.cpuMsPer1000Events.service.toFixed(0)} ms, Postgres ${t.cpuMsPer1000Events.postgres.toFixed(0)} ms)` : ""}`).join('; ') +
         '.',
       '',
     );

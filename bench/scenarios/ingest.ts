@@ -36,7 +36,7 @@ export interface IngestResult {
 
 export interface IngestSummary extends IngestResult {
   /** Every trial; the figures above are the median trial's (by ratio to COPY). */
-  trials: { eventsPerSecond: number; copyRowsPerSecond: number; ratioToCopy: number }[];
+  trials: { eventsPerSecond: number; copyRowsPerSecond: number; ratioToCopy: number; cpuMsPer1000Events: { service: number; postgres: number } }[];
 }
 
 const TRIALS = 3;
@@ -46,7 +46,7 @@ export async function runIngest(ctx: RunContext): Promise<IngestSummary> {
     ctx.log(`  trial ${i + 1} of ${TRIALS}`);
     return runIngestTrial(ctx, i);
   }, (r) => r.ratioToCopy);
-  return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy })) };
+  return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy, cpuMsPer1000Events: r.cpuMsPer1000Events })) };
 }
 
 interface SenderDone extends WorkerMessage {

@@ -44,3 +44,34 @@ export async function saveOutcome(tx: Queryable, orgId: string, claim: Idempoten
     outcome.duplicates,
   ]);
 }
+
+/** A stored outcome with the fingerprint of the request it was first sent with. */
+export interface StoredOutcome extends IngestOutcome {
+  fingerprint: string;
+}
+
+/**
+ * The stored outcomes of several keys of the org at once (a group of requests), by key; absent keys are new. Must run
+ * while the org's seq lock is held. The caller compares fingerprints (see priorOutcome).
+ */
+export async function priorOutcomes(tx: Queryable, orgId: string, keys: readonly string[]): Promise<Map<string, StoredOutcome>> {
+  const out = new Map<string, StoredOutcome>();
+  if (keys.length === 0) return out;
+  const r = await tx.query<{ idempotency_key: string; fingerprint: string; accepted: number; duplicates: number }>(
+    'SELECT idempotency_key, fingerprint, accepted, duplicates FROM ingest_requests WHERE org_id = $1 AND idempotency_key = ANY($2::text[])',
+    [orgId, keys],
+  );
+  for (const row of r.rows) out.set(row.idempotency_key, { fingerprint: row.fingerprint, accepted: Number(row.accepted), duplicates: Number(row.duplicates) });
+  return out;
+}
+
+/** Records the outcomes of several requests (distinct keys) in one statement, in the transaction that stored their events. */
+export async function saveOutcomes(tx: Queryable, orgId: string, outcomes: readonly (IngestOutcome & IdempotencyClaim)[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  if (outcomes.length === 1) return saveOutcome(tx, orgId, outcomes[0], outcomes[0]);
+  await tx.query(
+    `INSERT INTO ingest_requests (org_id, idempotency_key, fingerprint, accepted, duplicates)
+     SELECT $1, k, f, a, d FROM unnest($2::text[], $3::text[], $4::int[], $5::int[]) AS o(k, f, a, d)`,
+    [orgId, outcomes.map((o) => o.key), outcomes.map((o) => o.fingerprint), outcomes.map((o) => o.accepted), outcomes.map((o) => o.duplicates)],
+  );
+}

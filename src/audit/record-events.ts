@@ -1,13 +1,15 @@
-// The write path every source uses: store a batch in one transaction (gapless seq, dedupe, sessions), then publish it.
+// The write path every source uses: store a batch (or a group of an org's waiting batches) in one transaction (gapless seq, dedupe, sessions), then publish it.
 import type { Logger } from 'pino';
 import type { Bus } from '../bus/bus.js';
 import type { Db, Queryable } from '../db/db.js';
-import { applySessionRules, sessionsOf } from '../sessions/session-rules.js';
+import { isStorageUnavailable } from '../db/db.js';
+import { Unavailable } from '../shared/domain-errors.js';
 import { storable } from '../shared/input-safety.js';
-import { appendEvents, existingKeysAndSessions, isIdentityKey, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
-import { priorOutcome, saveOutcome, type IdempotencyClaim } from './ingest-requests-repo.js';
+import { appendEvents, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
+import type { IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
-import { createOrgWriteQueue } from './org-write-queue.js';
+import { storeRequests, type StoreRequest, type StoredRequest } from './grouped-store.js';
+import { createOrgWriteQueue, type MemberOutcome } from './org-write-queue.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
 export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
@@ -18,6 +20,10 @@ export interface EventRecorderDeps {
   logger: Logger;
   /** Writes of one organization waiting at most behind the running one (ORG_WRITE_QUEUE_MAX). */
   maxQueuedWritesPerOrg: number;
+  /** Most events of an org's waiting ingest requests stored in one transaction (ORG_WRITE_GROUP_MAX_EVENTS); 0 or absent: one request per transaction. */
+  maxGroupEvents?: number;
+  /** Called after each commit of ingest requests with how many requests the transaction stored (metrics). */
+  onTransaction?: (requests: number) => void;
 }
 
 export interface RecordOptions {
@@ -32,40 +38,15 @@ export interface RecordOptions {
  * session rules (src/sessions/session-rules.ts) and appends everything with consecutive seqs. With an idempotency
  * claim, a key seen before stores nothing and answers the counts of its first request (`replayed`).
  */
-export async function storeEvents(
-  tx: Queryable,
-  orgId: string,
-  input: NewAuditEvent[],
-  idempotency?: IdempotencyClaim,
-): Promise<{ stored: NewAuditEvent[]; duplicates: number; batch: PublishedBatch | null; createdSessions: string[]; replayed?: boolean }> {
-  // Everything that needs no database happens before the org's seq lock is taken.
-  const seen = new Set<string>();
-  const fresh: NewAuditEvent[] = [];
-  for (const raw of input) {
-    const e = storable({ ...raw, dedupeKey: storedDedupeKey(raw.dedupeKey) });
-    if (seen.has(e.dedupeKey)) continue;
-    seen.add(e.dedupeKey);
-    fresh.push(e);
-  }
-  const callSessions = sessionsOf(fresh);
-
-  const lastSeq = await lockOrgSeq(tx, orgId);
-  const prior = idempotency ? await priorOutcome(tx, orgId, idempotency) : null;
-  if (prior) return { stored: [], duplicates: input.length - prior.accepted, batch: null, createdSessions: [], replayed: true };
-  const identities = fresh.map((e) => e.dedupeKey).filter(isIdentityKey);
-  const { existing, statuses } = await existingKeysAndSessions(tx, orgId, identities, callSessions);
-  const toStore = existing.size ? fresh.filter((e) => !existing.has(e.dedupeKey)) : fresh;
-
-  const sessions = applySessionRules(statuses, toStore, new Date());
-  const batch = await appendEvents(tx, orgId, lastSeq, sessions.events, sessions.upserts);
-  const duplicates = input.length - toStore.length;
-  if (idempotency) await saveOutcome(tx, orgId, idempotency, { accepted: toStore.length, duplicates });
-  return { stored: sessions.events, duplicates, batch, createdSessions: sessions.created };
+export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditEvent[], idempotency?: IdempotencyClaim): Promise<StoredRequest> {
+  const { outcomes } = await storeRequests(tx, orgId, [{ events: input, idempotency }]);
+  if (!outcomes[0].ok) throw outcomes[0].error;
+  return outcomes[0].value;
 }
 
 export function createEventRecorder(deps: EventRecorderDeps) {
   const listeners: AfterCommitListener[] = [];
-  const queue = createOrgWriteQueue({ maxWaiting: deps.maxQueuedWritesPerOrg });
+  const queue = createOrgWriteQueue<StoreRequest, StoredRequest>({ maxWaiting: deps.maxQueuedWritesPerOrg, maxGroupEvents: deps.maxGroupEvents ?? 0, runGroup });
 
   async function publish(batch: PublishedBatch | null): Promise<void> {
     if (!batch) return;
@@ -83,14 +64,60 @@ export function createEventRecorder(deps: EventRecorderDeps) {
     }
   }
 
-  /** Stores a batch for one org in one transaction and publishes it after commit. */
+  /**
+   * Stores the requests of one group in one transaction, then publishes what it appended (one batch, in seq order) and
+   * tells the listeners about each request. When the transaction fails for another reason than a storage outage, the
+   * requests are stored again one by one, so that a request failing on its own input fails alone.
+   */
+  async function runGroup(orgId: string, requests: StoreRequest[]): Promise<MemberOutcome<StoredRequest>[]> {
+    try {
+      const { outcomes, batch } = await deps.db.transaction((tx) => storeRequests(tx, orgId, requests));
+      deps.onTransaction?.(requests.length);
+      // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
+      void publish(batch);
+      for (const o of outcomes) if (o.ok) notify(orgId, o.value.stored, o.value.batch);
+      return outcomes;
+    } catch (err) {
+      if (requests.length === 1 || isStorageUnavailable(err)) throw err;
+      const outcomes: MemberOutcome<StoredRequest>[] = [];
+      let outage = false;
+      for (const request of requests) {
+        if (outage) {
+          outcomes.push({ ok: false, error: new Unavailable() });
+          continue;
+        }
+        try {
+          outcomes.push(...(await runGroup(orgId, [request])));
+        } catch (error) {
+          outage = isStorageUnavailable(error);
+          outcomes.push({ ok: false, error });
+        }
+      }
+      return outcomes;
+    }
+  }
+
+  function toResult(events: NewAuditEvent[], out: StoredRequest): RecordResult {
+    return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions, replayed: out.replayed };
+  }
+
+  /**
+   * Stores a batch for one org in one transaction and publishes it after commit. Requests of the org waiting behind the
+   * running write are stored together, in one transaction (group commit), each still answered with its own counts.
+   */
   async function recordEvents(orgId: string, events: NewAuditEvent[], opts: RecordOptions = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
-    const out = await queue.run(orgId, () => deps.db.transaction((tx) => storeEvents(tx, orgId, events, opts.idempotency)), opts.internal);
-    // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
-    void publish(out.batch);
-    notify(orgId, out.stored, out.batch);
-    return { accepted: events.length - out.duplicates, duplicates: out.duplicates, batch: out.batch, createdSessions: out.createdSessions, replayed: out.replayed };
+    const request: StoreRequest = { events, idempotency: opts.idempotency };
+    if (opts.internal) {
+      // Internal writes (anomaly alerts) run alone, without counting against the bound.
+      const out = await queue.run(orgId, async () => {
+        const [o] = await runGroup(orgId, [request]);
+        if (!o.ok) throw o.error;
+        return o.value;
+      }, true);
+      return toResult(events, out);
+    }
+    return toResult(events, await queue.join(orgId, request, events.length));
   }
 
   /**
@@ -112,6 +139,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
   return {
     recordEvents,
     recordWith,
+    /** Writes of the organization in this instance's queue now (running and waiting). */
+    queuedWrites: (orgId: string) => queue.size(orgId),
     onCommitted(listener: AfterCommitListener) {
       listeners.push(listener);
     },

@@ -20,13 +20,14 @@ export function cloudWatchDedupeKey(e: LogEventEntry, position: number, idempote
 
 /**
  * The batch's shared context, built once and referenced by every event: short, bounded fields only. Subscription filter
- * names beyond what CloudWatch itself allows are not copied to each event; their number is kept instead.
+ * names beyond what CloudWatch itself allows are not copied to each event; their number is kept instead. Only the
+ * fields present are set (JSON leaves absent ones out either way), so an entry with nothing of its own shares it as is.
  */
 function batchContext(batch: LogBatch): Record<string, unknown> {
   const filters = batch.subscriptionFilters;
   const capped = filters ? filters.slice(0, MAX_FILTERS_PER_EVENT).map((f) => truncate(f, MAX_FILTER_NAME_LENGTH)) : undefined;
   const cut = filters !== null && (filters.length > MAX_FILTERS_PER_EVENT || filters.some((f) => f.length > MAX_FILTER_NAME_LENGTH));
-  return {
+  const all: Record<string, unknown> = {
     logGroup: batch.logGroup,
     logStream: batch.logStream,
     owner: batch.owner ?? undefined,
@@ -35,6 +36,20 @@ function batchContext(batch: LogBatch): Record<string, unknown> {
     messageType: batch.messageType ?? undefined,
     policyLevel: batch.policyLevel ?? undefined,
   };
+  const shared: Record<string, unknown> = {};
+  for (const key of Object.keys(all)) if (all[key] !== undefined) shared[key] = all[key];
+  return shared;
+}
+
+/** The cloudwatch metadata of one entry: the shared context itself, or a copy with the entry's own fields after it. */
+function entryContext(shared: Record<string, unknown>, e: LogEventEntry): Record<string, unknown> {
+  const invalidTimestamp = e.timestamp === null && e.rawTimestamp !== null;
+  if (e.id === null && e.extractedFields === null && !invalidTimestamp) return shared;
+  const own: Record<string, unknown> = { ...shared };
+  if (e.id !== null) own.eventId = e.id;
+  if (e.extractedFields !== null) own.extractedFields = e.extractedFields;
+  if (invalidTimestamp) own.invalidTimestamp = e.rawTimestamp;
+  return own;
 }
 
 export interface BatchEventOptions {
@@ -59,25 +74,23 @@ export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewA
   const idempotencyKey = opts.idempotencyKey ?? null;
   const keyFor = opts.keyFor ?? ((e: LogEventEntry, i: number) => cloudWatchDedupeKey(e, i, idempotencyKey));
   const shared = batchContext(batch);
-  return batch.events.map((e, i) =>
-    toAuditEvent(normalizeMessage(e.message), {
+  const sourceDetail = batch.logGroup || opts.sourceDetailFallback || null;
+  const sentAt = opts.sentAt ?? null;
+  const out: NewAuditEvent[] = new Array(batch.events.length);
+  for (let i = 0; i < batch.events.length; i++) {
+    const e = batch.events[i];
+    const metadata: Record<string, unknown> = { payloadFormat: opts.payloadFormat, cloudwatch: entryContext(shared, e) };
+    if (opts.extra) Object.assign(metadata, opts.extra(e, i));
+    out[i] = toAuditEvent(normalizeMessage(e.message), {
       source: opts.source,
-      sourceDetail: batch.logGroup || opts.sourceDetailFallback || null,
+      sourceDetail,
       timestamp: e.timestamp,
-      sentAt: opts.sentAt ?? null,
+      sentAt,
       receivedAt: opts.receivedAt,
       message: e.message,
       dedupeKey: keyFor(e, i),
-      metadata: {
-        payloadFormat: opts.payloadFormat,
-        cloudwatch: {
-          ...shared,
-          eventId: e.id ?? undefined,
-          extractedFields: e.extractedFields ?? undefined,
-          invalidTimestamp: e.timestamp === null && e.rawTimestamp !== null ? e.rawTimestamp : undefined,
-        },
-        ...(opts.extra ? opts.extra(e, i) : {}),
-      },
-    }),
-  );
+      metadata,
+    });
+  }
+  return out;
 }

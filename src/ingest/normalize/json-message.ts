@@ -73,5 +73,24 @@ function copy(value: unknown, depth: number, budget: Budget): unknown {
  * `__proto__`/`constructor` keys kept as plain own data.
  */
 export function boundedFields(record: Record<string, unknown>): Record<string, unknown> {
+  // What JSON.parse returns already holds every key (`__proto__` too) as own data: within the bounds, the copy would equal it.
+  if (withinBounds(record, 0, { nodes: MAX_FIELDS_NODES })) return record;
   return copy(record, 0, { nodes: MAX_FIELDS_NODES }) as Record<string, unknown>;
+}
+
+/**
+ * True when copy() would change nothing: no object or array at MAX_FIELDS_DEPTH or deeper, and at most MAX_FIELDS_NODES
+ * values in all (counted as copy counts them), in plain JSON data (arrays and objects of Object.prototype only).
+ */
+function withinBounds(value: unknown, depth: number, budget: Budget): boolean {
+  if (--budget.nodes < 0) return false;
+  if (value === null || typeof value !== 'object') return true;
+  if (depth >= MAX_FIELDS_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!withinBounds(item, depth + 1, budget)) return false;
+    return true;
+  }
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const key of Object.keys(value)) if (!withinBounds((value as Record<string, unknown>)[key], depth + 1, budget)) return false;
+  return true;
 }

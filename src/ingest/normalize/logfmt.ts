@@ -87,14 +87,19 @@ function tokenize(line: string): Token[] {
   return tokens;
 }
 
+/** Sets `key` as own data, `__proto__` included (an assignment would change the object's prototype instead). */
+function setOwn(record: Record<string, string>, key: string, value: string): void {
+  if (key === '__proto__') Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+  else record[key] = value;
+}
+
 function toRecord(tokens: Token[]): Record<string, string> {
-  // A prototype-less accumulator makes `__proto__` an ordinary key; spreading copies it as plain data.
-  const acc: Record<string, string> = Object.create(null) as Record<string, string>;
+  const record: Record<string, string> = {};
   for (const token of tokens) {
-    if (token.kind === 'pair') acc[token.key] = token.value;
-    else if (token.kind === 'bare' && !(token.key in acc)) acc[token.key] = '';
+    if (token.kind === 'pair') setOwn(record, token.key, token.value);
+    else if (token.kind === 'bare' && !Object.prototype.hasOwnProperty.call(record, token.key)) setOwn(record, token.key, '');
   }
-  return { ...acc };
+  return record;
 }
 
 /**

@@ -20,8 +20,10 @@ function fromEpoch(n: number): Date | null {
   return inRange(Math.round(n < EPOCH_SECONDS_BELOW ? n * 1000 : n));
 }
 
+/** Days of `month` (1-12) in `year` of the proleptic Gregorian calendar (as Date.UTC counts them). */
 function daysInMonth(year: number, month: number): number {
-  return new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /** ISO 8601 date or date-time; without a zone designator the time is taken as UTC (never the host's zone). */
