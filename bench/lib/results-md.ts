@@ -48,7 +48,7 @@ function historyMarkdown(h: HistoryResult): string[] {
       '.',
     '',
     `Retention: the filled organization set to ${rt.days} days (admin API), one pass of the job in the bench process (\`RETENTION_BATCH_ROWS\` ${int(rt.batchRows)}) ` +
-      `while ${rt.senders} CloudWatch senders (${rt.batchSize} lines per request) keep posting into the same organization:  ${int(rt.eventsBefore)} -> ${int(rt.eventsAfter)} events, ` +
+      `while ${rt.senders} CloudWatch senders (${rt.batchSize} lines per request) keep posting into the same organization: ${int(rt.eventsBefore)} -> ${int(rt.eventsAfter)} events, ` +
       `${int(rt.removedEvents)} removed, ${int(rt.removedSessions)} sessions and ${int(rt.removedServers)} servers removed, in ${(rt.durationMs / 1000).toFixed(1)} s` +
       `${rt.interrupted ? ' (interrupted: lease lost)' : ''}; ${rt.deletes.count} DELETE statements (median ${ms(rt.deletes.medianMs)}, longest ${ms(rt.deletes.maxMs)}), ` +
       `${rt.seqLockTransactions.count} orphan-check transactions holding the seq lock (longest ${ms(rt.seqLockTransactions.maxMs)}, including waiting for the lock). ` +
