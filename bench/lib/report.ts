@@ -158,6 +158,11 @@ export function tableRows(r: BenchResults): string[][] {
       '',
     ]);
     rows.push(['history', 'ingest request p50 / p99 / max during the pass', lat(rt.ingestDuringPass), `${lat(rt.ingestCalm)} (before the pass)`, '', '']);
+    const sr = h.spaceReuse;
+    if (sr) {
+      const mib = (b: number) => `${int(b / 2 ** 20)} MiB`;
+      rows.push(['history', `table size after the pass + VACUUM, then after ${int(sr.refilledEvents)} events appended again`, `${mib(sr.bytesAfterVacuum)} -> ${mib(sr.bytesAfterRefill)}`, `${mib(sr.bytesBeforePass)} (before the pass)`, ratio(sr.bytesAfterRefill / sr.bytesBeforePass), '']);
+    }
   }
   return rows;
 }

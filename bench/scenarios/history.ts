@@ -17,7 +17,7 @@ const EVENTS = Number(process.env.BENCH_HISTORY_EVENTS ?? 5_000_000);
 const SENDERS = 4;
 const BATCH = 500;
 const INGEST_MS = 10_000;
-const REQUESTS = 40;
+const REQUESTS = 100;
 const WARMUP = 3;
 const RETENTION_DAYS = 30;
 /** Ingest beside the retention pass: a steady stream of smaller batches, its latency compared with the time before. */
@@ -86,6 +86,11 @@ export interface HistoryResult {
   /** EXPLAIN (ANALYZE, BUFFERS) of each probe after the fill, once. */
   plans: { name: string; order: string | null; plan: string; buffers: number; ms: number }[];
   retention: RetentionMeasure & { senders: number; batchSize: number; ingestCalm: LatencySummary; ingestDuringPass: LatencySummary; ingestFailed: number };
+  /**
+   * Whether removed space is used again (removal by DELETE, not partition drops): the table's size before the pass,
+   * after it and a VACUUM (what autovacuum does), and after as many new events as were removed were appended by SQL.
+   */
+  spaceReuse: { bytesBeforePass: number; bytesAfterVacuum: number; bytesAfterRefill: number; refilledEvents: number; vacuumSeconds: number; refillSeconds: number };
   /** Events stored per second after the fill over before. */
   ingestRatio: number;
   /** The page probe (not the stats window) with the highest p99 after the fill. */
@@ -278,6 +283,35 @@ async function retentionUnderIngest(ctx: RunContext, url: string, db: BenchDatab
   return r;
 }
 
+/**
+ * After a retention pass: VACUUM (as autovacuum would; it may be off where this runs), then append as many events as
+ * the pass removed, copies of kept ones with new seqs and keys, and measure whether the table grew again.
+ */
+async function refillRemoved(ctx: RunContext, db: BenchDatabase, orgId: string, removed: number, bytesBeforePass: number): Promise<HistoryResult['spaceReuse']> {
+  const v0 = nowMs();
+  await db.query('VACUUM audit_events');
+  const vacuumSeconds = (nowMs() - v0) / 1000;
+  const bytesAfterVacuum = (await measureSize(db)).totalBytes;
+  const r0 = nowMs();
+  const [{ n }] = await db.query<{ n: string }>(
+    `WITH last AS (SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE),
+     ins AS (
+       INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+       SELECT org_id, (SELECT event_seq FROM last) + row_number() OVER (ORDER BY copy, seq), now(), now(), source, type, server_id, session_id, tool_name,
+              action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END
+       FROM (SELECT e.*, copy FROM audit_events e CROSS JOIN generate_series(1, 4) AS copy WHERE e.org_id = $1 ORDER BY copy, e.seq LIMIT $2) AS kept
+       RETURNING seq
+     )
+     UPDATE organizations SET event_seq = (SELECT max(seq) FROM ins) WHERE id = $1 RETURNING (SELECT count(*) FROM ins) AS n`,
+    [orgId, removed],
+  );
+  const refillSeconds = (nowMs() - r0) / 1000;
+  const bytesAfterRefill = (await measureSize(db)).totalBytes;
+  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
+  ctx.log(`    space: ${mib(bytesBeforePass)} before the pass, ${mib(bytesAfterVacuum)} after it and VACUUM (${vacuumSeconds.toFixed(0)} s), ${mib(bytesAfterRefill)} after ${Number(n).toLocaleString('en-US')} events appended again (${refillSeconds.toFixed(0)} s)`);
+  return { bytesBeforePass, bytesAfterVacuum, bytesAfterRefill, refilledEvents: Number(n), vacuumSeconds, refillSeconds };
+}
+
 export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
   const db = await createDatabase();
   try {
@@ -314,7 +348,9 @@ export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
         plans.push({ name: probe.name, order: probe.query.order ?? null, ...e });
       }
 
+      const bytesBeforePass = (await measureSize(db)).totalBytes;
       const retention = await retentionUnderIngest(ctx, svc.url, db, big);
+      const spaceReuse = await refillRemoved(ctx, db, big.id, retention.removedEvents, bytesBeforePass);
       const worst = after.probes.filter((p) => p.kind === 'list').sort((a, b) => b.latencyMs.p99 - a.latencyMs.p99)[0];
       return {
         events: EVENTS,
@@ -324,6 +360,7 @@ export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
         size,
         plans,
         retention,
+        spaceReuse,
         ingestRatio: after.ingest.eventsPerSecond / before.ingest.eventsPerSecond,
         slowestAfter: { name: worst.name, order: worst.order, p99: worst.latencyMs.p99 },
       };
