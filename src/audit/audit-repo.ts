@@ -10,7 +10,7 @@ import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../se
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { NotFound } from '../shared/domain-errors.js';
 import { rowJsonSlices } from './row-json.js';
-import { seqRangeOfTimes } from './event-hours.js';
+import { seqBoundsOfTimes } from './event-hours.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -256,12 +256,10 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   if (f.from) add('occurred_at >= ?', f.from.toISOString());
   if (f.to) add('occurred_at < ?', f.to.toISOString());
   if (f.from || f.to) {
-    where.push(
-      seqRangeOfTimes('$1', f, (v) => {
-        params.push(v);
-        return `$${params.length}`;
-      }),
-    );
+    const bounds = await seqBoundsOfTimes(db, orgId, f);
+    if (!bounds) return [];
+    add('seq >= ?', bounds.lo);
+    add('seq <= ?', bounds.hi);
   }
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
   if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);

@@ -1,6 +1,6 @@
 // SQL for exports: the seq bounds of a time range, and one keyset page of it in seq order.
 import type { Queryable } from '../db/db.js';
-import { hourOf } from './event-hours.js';
+import { seqBoundsOfTimes } from './event-hours.js';
 import { AUDIT_EVENT_COLUMNS, currentSeq, toAuditEventRow, type AuditEventDbRow, type AuditEventRow } from './audit-repo.js';
 
 export interface ExportRange {
@@ -20,13 +20,8 @@ export async function exportSeqBounds(db: Queryable, orgId: string, range: Expor
   const last = await currentSeq(db, orgId);
   if (last === 0) return null;
   if (!range.from && !range.to) return { afterSeq: 0, upToSeq: last };
-  const r = await db.query<{ lo: number | null; hi: number | null }>(
-    `SELECT min(min_seq) AS lo, max(max_seq) AS hi FROM audit_event_hours
-     WHERE org_id = $1 AND hour >= $2 AND hour <= $3 AND min_seq <= $4`,
-    [orgId, range.from ? hourOf(range.from) : -2_147_483_648, range.to ? hourOf(range.to) : 2_147_483_647, last],
-  );
-  const { lo, hi } = r.rows[0] ?? { lo: null, hi: null };
-  return lo === null || hi === null ? null : { afterSeq: Number(lo) - 1, upToSeq: Math.min(Number(hi), last) };
+  const b = await seqBoundsOfTimes(db, orgId, range, last);
+  return b === null ? null : { afterSeq: b.lo - 1, upToSeq: Math.min(b.hi, last) };
 }
 
 /** Up to `limit` events of the range with seq in (afterSeq, upToSeq], in seq order (a walk of the primary key). */
