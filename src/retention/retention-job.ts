@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
-import { deleteEmptyHours, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, retainedOrgs } from './retention-repo.js';
+import { deleteEmptyHours, deleteExpiredIdempotencyKeys, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, retainedOrgs } from './retention-repo.js';
 
 export interface RetentionOptions {
   db: Db;
@@ -32,6 +32,8 @@ export interface OrgPass {
   keptFromSeq: number | null;
   removedSessions: number;
   removedServers: number;
+  /** Idempotency-Key outcomes recorded before the cutoff. */
+  removedIdempotencyKeys: number;
 }
 
 export interface RetentionPass {
@@ -60,7 +62,12 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
 
   async function passOrg(orgId: string, days: number): Promise<OrgPass | 'lost'> {
     const cutoff = new Date(now() - days * 86_400_000);
-    const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0 };
+    const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0, removedIdempotencyKeys: 0 };
+    for (let n = opts.batchRows; n === opts.batchRows; ) {
+      n = await deleteExpiredIdempotencyKeys(opts.db, orgId, cutoff, opts.batchRows);
+      out.removedIdempotencyKeys += n;
+      if (n > 0 && !(await lease.renew())) return 'lost';
+    }
     const first = await oldestSeq(opts.db, orgId);
     if (first === null) return out;
     const last = await currentSeq(opts.db, orgId);

@@ -111,3 +111,16 @@ export async function deleteOrphans(db: Db, orgId: string, removedBelow: number,
   }
   return out;
 }
+
+/**
+ * Removes up to `limit` of the org's Idempotency-Key outcomes recorded before `cutoff` and returns how many: a key's
+ * record lives as long as the events it stored. A retry after that is a new request (its events were removed too).
+ */
+export async function deleteExpiredIdempotencyKeys(db: Queryable, orgId: string, cutoff: Date, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM ingest_requests WHERE org_id = $1 AND idempotency_key IN (
+       SELECT idempotency_key FROM ingest_requests WHERE org_id = $1 AND created_at < $2 LIMIT $3)`,
+    [orgId, cutoff.toISOString(), limit],
+  );
+  return r.rowCount ?? 0;
+}

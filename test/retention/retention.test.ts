@@ -133,6 +133,23 @@ describe.each(backendNames)('retention (%s)', (backendName) => {
     }
   });
 
+  it('removes Idempotency-Key outcomes recorded before the period with the events, and keeps newer ones answering', async () => {
+    const keyed = (key: string, id: string) =>
+      http(`${app.url}/api/v1/ingest/events`, { method: 'POST', headers: { ...bearer(short.key), 'idempotency-key': key }, json: [{ id, serverId: 'srv-k', toolName: 'keyed' }] });
+    expect((await keyed('key-old', 'k-old')).body).toEqual({ accepted: 1, duplicates: 0 });
+    expect((await keyed('key-new', 'k-new')).body).toEqual({ accepted: 1, duplicates: 0 });
+    const keys = async () => (await app.ctx.db.query<{ k: string }>('SELECT idempotency_key AS k FROM ingest_requests WHERE org_id = $1 ORDER BY 1', [short.id])).rows.map((r) => r.k);
+    expect(await keys()).toEqual(['key-new', 'key-old']);
+    await app.ctx.db.query(`UPDATE ingest_requests SET created_at = now() - interval '40 days' WHERE org_id = $1 AND idempotency_key = 'key-old'`, [short.id]);
+
+    const pass = await app.ctx.retention.runOnce();
+    expect(pass!.orgs.find((o) => o.orgId === short.id)).toMatchObject({ removedIdempotencyKeys: 1 });
+    expect(await keys()).toEqual(['key-new']);
+    // The kept key still answers its first counts; the expired one is a new request (its event is a duplicate by id).
+    expect((await keyed('key-new', 'k-new')).body).toEqual({ accepted: 1, duplicates: 0 });
+    expect((await keyed('key-old', 'k-old')).body).toEqual({ accepted: 0, duplicates: 1 });
+  });
+
   it('does not run while another instance holds the job, and a holder that lost its lease deletes nothing', async () => {
     const other = createJobLease(app.ctx.db, 'retention', 'another-instance', 60_000);
     expect(await other.acquire()).toBe(true);
