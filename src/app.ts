@@ -198,7 +198,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
   registerAuditRoutes(app, { db, auth });
   registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
-  registerAuditExportRoutes(app, { db, auth, pageRows: config.EXPORT_PAGE_ROWS, maxPerOrg: config.EXPORT_MAX_PER_ORG });
+  registerAuditExportRoutes(app, { db, auth, pageRows: config.EXPORT_PAGE_ROWS, maxPerOrg: config.EXPORT_MAX_PER_ORG, idleTimeoutMs: config.EXPORT_IDLE_TIMEOUT_MS });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,
     sources: ingestSources({

@@ -65,6 +65,8 @@ export const configSchema = z.object({
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
   /** Exports of one organization in progress at once on one instance; beyond, 429. */
   EXPORT_MAX_PER_ORG: int(4, 1, 1000),
+  /** An export whose client has taken no bytes for this long is ended (the client resumes with `cursor`). */
+  EXPORT_IDLE_TIMEOUT_MS: int(60_000, 100, 3_600_000),
   /** Days an organization's events are kept (from when they were stored) unless it has its own period; unset = forever. */
   AUDIT_RETENTION_DAYS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(1).max(36_500).optional()),
   /** How often each instance tries to run a retention pass (one instance at a time runs it). */

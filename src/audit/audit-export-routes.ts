@@ -40,6 +40,30 @@ export interface ExportRouteDeps {
   pageRows: number;
   /** Exports of one organization in progress at once on this instance: EXPORT_MAX_PER_ORG. */
   maxPerOrg: number;
+  /** An export whose client takes no bytes for this long is ended: EXPORT_IDLE_TIMEOUT_MS. */
+  idleTimeoutMs: number;
+}
+
+/**
+ * Ends the response when its socket has taken no bytes for `idleMs` (a client that stopped reading would otherwise
+ * keep its export, and its place under EXPORT_MAX_PER_ORG, until it hangs up). Returns the stop function.
+ */
+function endWhenIdle(reply: FastifyReply, idleMs: number, onIdle: () => void): () => void {
+  let written = -1;
+  let since = Date.now();
+  const timer = setInterval(() => {
+    const now = reply.raw.socket?.bytesWritten ?? 0;
+    if (now !== written) {
+      written = now;
+      since = Date.now();
+    } else if (Date.now() - since >= idleMs) {
+      clearInterval(timer);
+      onIdle();
+      reply.raw.destroy();
+    }
+  }, Math.max(50, Math.min(1000, Math.floor(idleMs / 4))));
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 /** Bytes of text buffered ahead of the socket before the next page is read. */
@@ -73,7 +97,11 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
     source.once('end', () => {
       finished = true;
     });
+    const stopIdleCheck = endWhenIdle(reply as unknown as FastifyReply, deps.idleTimeoutMs, () =>
+      request.log.info({ orgId, rows: progress.rows, idleMs: deps.idleTimeoutMs }, 'export ended: its client took nothing for EXPORT_IDLE_TIMEOUT_MS'),
+    );
     reply.raw.once('close', () => {
+      stopIdleCheck();
       abort.abort();
       running.delete(source);
       const left = (perOrg.get(orgId) ?? 1) - 1;

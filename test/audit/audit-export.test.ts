@@ -188,9 +188,58 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
   });
 });
 
+describe.each(backendNames)('an export whose client stops reading (%s)', (backendName) => {
+  let backend: Backend;
+  let app: RunningApp;
+
+  beforeAll(async () => {
+    backend = await makeBackend(backendName);
+    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', EXPORT_IDLE_TIMEOUT_MS: '300', EXPORT_MAX_PER_ORG: '1' });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await backend?.cleanup();
+  });
+
+  it('is ended after EXPORT_IDLE_TIMEOUT_MS without progress, which frees its place', async () => {
+    const big = await createOrg(app.url);
+    // Far more than the socket buffers hold: the export is still running when its client stops reading.
+    await app.ctx.db.query(
+      `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, tool_name, action, metadata, dedupe_key)
+       SELECT $1, g, now(), 'raw', 'tool_call', 'srv', 'tool', 'allow', jsonb_build_object('pad', repeat('x', 200)), audit_dedupe_digest('bulk-' || g)
+       FROM generate_series(1, 30000) AS g`,
+      [big.id],
+    );
+    await app.ctx.db.query('UPDATE organizations SET event_seq = 30000 WHERE id = $1', [big.id]);
+    const url = `${app.url}/api/v1/audit-events/export`;
+    // A client that reads the first chunk, then nothing (its socket is paused: it would not even notice a close).
+    const stuck = await new Promise<{ status: number; hangUp: () => void }>((resolve, reject) => {
+      const req = httpRequest(url, { headers: bearer(big.key), agent: false }, (res) => {
+        res.once('data', () => {
+          res.pause();
+          resolve({ status: res.statusCode ?? 0, hangUp: () => req.destroy() });
+        });
+      });
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      req.end();
+    });
+    expect(stuck.status).toBe(200);
+    // EXPORT_MAX_PER_ORG is 1 here: refused while the stuck export holds the place, served once the server ended it.
+    let next = await http(`${url}?cursor=29990`, { headers: bearer(big.key) });
+    expect(next.status).toBe(429);
+    for (let i = 0; i < 2000 && next.status === 429; i++) next = await http(`${url}?cursor=29990`, { headers: bearer(big.key) });
+    stuck.hangUp();
+    expect(next.status).toBe(200);
+    expect(app.logs.join('')).toContain('EXPORT_IDLE_TIMEOUT_MS');
+    expect(String(next.body).trim().split('\n')).toHaveLength(10);
+  });
+});
+
 describe('EXPORT_PAGE_ROWS and EXPORT_MAX_PER_ORG', () => {
   it('are bounded', () => {
     expect(loadConfig({}).EXPORT_MAX_PER_ORG).toBe(4);
+    expect(loadConfig({}).EXPORT_IDLE_TIMEOUT_MS).toBe(60000);
+    expect(() => loadConfig({ EXPORT_IDLE_TIMEOUT_MS: '99' })).toThrow(ConfigError);
     expect(() => loadConfig({ EXPORT_MAX_PER_ORG: '0' })).toThrow(ConfigError);
     expect(loadConfig({ EXPORT_PAGE_ROWS: '10000' }).EXPORT_PAGE_ROWS).toBe(10000);
     expect(() => loadConfig({ EXPORT_PAGE_ROWS: '10001' })).toThrow(ConfigError);
