@@ -75,7 +75,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
       deps.onTransaction?.(requests.length);
       // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
       void publish(batch);
-      for (const o of outcomes) if (o.ok) notify(orgId, o.value.stored, o.value.batch);
+      // One commit, one notification: its listeners (metrics, the anomaly detector's rate counter) see every event once.
+      notify(orgId, requests.length === 1 && outcomes[0].ok ? outcomes[0].value.stored : outcomes.flatMap((o) => (o.ok ? o.value.stored : [])), batch);
       return outcomes;
     } catch (err) {
       if (requests.length === 1 || isStorageUnavailable(err)) throw err;

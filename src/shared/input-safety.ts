@@ -89,6 +89,10 @@ function needsChange(value: unknown, depth: number, maxDepth: number): boolean {
     for (const v of value) if (needsChange(v, depth + 1, maxDepth)) return true;
     return false;
   }
-  for (const k of Object.keys(value)) if (needsChange(k, 0, maxDepth) || needsChange((value as Record<string, unknown>)[k], depth + 1, maxDepth)) return true;
+  // for...in with an own-key guard visits what Object.keys lists, without allocating the array (this runs for every event).
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    if (needsChange(k, 0, maxDepth) || needsChange((value as Record<string, unknown>)[k], depth + 1, maxDepth)) return true;
+  }
   return false;
 }
