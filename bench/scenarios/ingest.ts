@@ -83,7 +83,7 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
         serviceCpu = cpuSeconds(svc.pid) - cpu0;
         if (process.env.BENCH_DEBUG) {
           const m = await (await fetch(`${svc.url}/metrics`)).text();
-          ctx.log(m.split('\n').filter((l) => l.startsWith('nodejs_eventloop_lag') || l.startsWith('nodejs_gc_duration_seconds_sum')).join('\n'));
+          ctx.log(m.split('\n').filter((l) => l.startsWith('nodejs_eventloop_lag') || l.startsWith('nodejs_gc_duration_seconds_sum') || l.startsWith('audit_stream_write_transactions_total') || l.startsWith('audit_stream_grouped_writes_total')).join('\n'));
         }
         // Backends open at the start count from then, ones opened during the run from their start.
         pgCpu = (await backends()).reduce((a, pid) => a + (cpuSeconds(pid) || 0) - (pgStart.get(pid) ?? 0), 0);

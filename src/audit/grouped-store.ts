@@ -11,6 +11,14 @@ import type { MemberOutcome } from './org-write-queue.js';
 export interface StoreRequest {
   events: NewAuditEvent[];
   idempotency?: IdempotencyClaim;
+  /** prepareEvents(events), when the caller made it already (before waiting for its turn). */
+  prepared?: PreparedEvents;
+}
+
+/** A request's events made storable and deduplicated within the request, and the sessions of its tool calls. */
+export interface PreparedEvents {
+  fresh: NewAuditEvent[];
+  sessions: string[];
 }
 
 /** What one request stored (`stored`: its events as appended, session_updates included) and its own publishable batch. */
@@ -22,8 +30,11 @@ export interface StoredRequest {
   replayed?: boolean;
 }
 
-/** Everything a request needs that does not need the database: storable events, deduplicated within the request. */
-function prepare(input: NewAuditEvent[]): { fresh: NewAuditEvent[]; sessions: string[] } {
+/**
+ * Everything a request needs that does not need the database: storable events, deduplicated within the request.
+ * Throws (TooDeep) when an event cannot be stored.
+ */
+export function prepareEvents(input: NewAuditEvent[]): PreparedEvents {
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
   for (const raw of input) {
@@ -71,7 +82,7 @@ export async function storeRequests(tx: Queryable, orgId: string, requests: read
   // Everything that needs no database happens before the org's seq lock is taken.
   const prepared = requests.map((r, i) => {
     try {
-      return prepare(r.events);
+      return r.prepared ?? prepareEvents(r.events);
     } catch (error) {
       outcomes[i] = { ok: false, error };
       return null;

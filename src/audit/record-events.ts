@@ -8,7 +8,7 @@ import { storable } from '../shared/input-safety.js';
 import { appendEvents, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import type { IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
-import { storeRequests, type StoreRequest, type StoredRequest } from './grouped-store.js';
+import { prepareEvents, storeRequests, type StoreRequest, type StoredRequest } from './grouped-store.js';
 import { createOrgWriteQueue, type MemberOutcome } from './org-write-queue.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
@@ -75,7 +75,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
       deps.onTransaction?.(requests.length);
       // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
       void publish(batch);
-      for (const o of outcomes) if (o.ok) notify(orgId, o.value.stored, o.value.batch);
+      // One commit, one notification: its listeners (metrics, the anomaly detector's rate counter) see every event once.
+      notify(orgId, requests.length === 1 && outcomes[0].ok ? outcomes[0].value.stored : outcomes.flatMap((o) => (o.ok ? o.value.stored : [])), batch);
       return outcomes;
     } catch (err) {
       if (requests.length === 1 || isStorageUnavailable(err)) throw err;
@@ -107,7 +108,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
    */
   async function recordEvents(orgId: string, events: NewAuditEvent[], opts: RecordOptions = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
-    const request: StoreRequest = { events, idempotency: opts.idempotency };
+    // Made storable before waiting: the org's turn (and its seq lock) is held only for what needs the database.
+    const request: StoreRequest = { events, idempotency: opts.idempotency, prepared: prepareEvents(events) };
     if (opts.internal) {
       // Internal writes (anomaly alerts) run alone, without counting against the bound.
       const out = await queue.run(orgId, async () => {

@@ -1,6 +1,6 @@
 // JSON text parsing for the log ingest routes: integers beyond 2^53 (CloudWatch and Datadog ids) are kept as exact digit strings.
 import { InvalidInput } from '../shared/domain-errors.js';
-import { MAX_BODY_DEPTH, textNestsDeeper } from '../shared/input-safety.js';
+import { closingQuoteIndex, MAX_BODY_DEPTH, textNestsDeeper } from '../shared/input-safety.js';
 
 const LONG_DIGIT_RUN = /\d{16}/;
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
@@ -24,14 +24,9 @@ export function quoteUnsafeIntegers(text: string): string {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       // Skip a string, honouring backslash escapes.
-      i++;
-      while (i < n) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i += 2;
-        else if (d === 0x22) break;
-        else i++;
-      }
-      i++;
+      const close = closingQuoteIndex(text, i + 1);
+      if (close === -1) break;
+      i = close + 1;
       continue;
     }
     if (c === 0x2d || isDigit(c)) {

@@ -69,19 +69,18 @@ export interface BatchEventOptions {
   extra?: (e: LogEventEntry, position: number) => Record<string, unknown>;
 }
 
-/** One audit event per log event, in order. */
-export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewAuditEvent[] {
+/** The converter of a batch's entries: the audit event of the entry at a position. */
+function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) => NewAuditEvent {
   const idempotencyKey = opts.idempotencyKey ?? null;
   const keyFor = opts.keyFor ?? ((e: LogEventEntry, i: number) => cloudWatchDedupeKey(e, i, idempotencyKey));
   const shared = batchContext(batch);
   const sourceDetail = batch.logGroup || opts.sourceDetailFallback || null;
   const sentAt = opts.sentAt ?? null;
-  const out: NewAuditEvent[] = new Array(batch.events.length);
-  for (let i = 0; i < batch.events.length; i++) {
+  return (i) => {
     const e = batch.events[i];
     const metadata: Record<string, unknown> = { payloadFormat: opts.payloadFormat, cloudwatch: entryContext(shared, e) };
     if (opts.extra) Object.assign(metadata, opts.extra(e, i));
-    out[i] = toAuditEvent(normalizeMessage(e.message), {
+    return toAuditEvent(normalizeMessage(e.message), {
       source: opts.source,
       sourceDetail,
       timestamp: e.timestamp,
@@ -91,6 +90,31 @@ export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewA
       dedupeKey: keyFor(e, i),
       metadata,
     });
+  };
+}
+
+/** One audit event per log event, in order. */
+export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewAuditEvent[] {
+  const convert = entryConverter(batch, opts);
+  const out: NewAuditEvent[] = new Array(batch.events.length);
+  for (let i = 0; i < out.length; i++) out[i] = convert(i);
+  return out;
+}
+
+/** Entries normalized between two turns of the event loop by logBatchToEventsInTurns. */
+export const ENTRIES_PER_TURN = 100;
+
+/**
+ * logBatchToEvents, giving the event loop a turn after every ENTRIES_PER_TURN entries: a 10,000-line batch does not
+ * hold the process for its whole normalization, so the statements of a running write (which holds its
+ * organization's seq lock meanwhile) and other requests go on in between.
+ */
+export async function logBatchToEventsInTurns(batch: LogBatch, opts: BatchEventOptions): Promise<NewAuditEvent[]> {
+  const convert = entryConverter(batch, opts);
+  const out: NewAuditEvent[] = new Array(batch.events.length);
+  for (let i = 0; i < out.length; i++) {
+    if (i > 0 && i % ENTRIES_PER_TURN === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    out[i] = convert(i);
   }
   return out;
 }

@@ -25,17 +25,30 @@ export function nestsDeeper(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * The index of the quote that closes a JSON string whose text starts at `start` (just after its opening quote): the
+ * next quote not escaped, i.e. not preceded by an odd run of backslashes inside the string; -1 when it is unterminated.
+ * Jumps from quote to quote instead of reading every character.
+ */
+export function closingQuoteIndex(text: string, start: number): number {
+  for (let from = start; ; ) {
+    const q = text.indexOf('"', from);
+    if (q === -1) return -1;
+    let slashes = 0;
+    while (q - slashes - 1 >= start && text.charCodeAt(q - slashes - 1) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return q;
+    from = q + 1;
+  }
+}
+
 /** True when JSON text nests arrays/objects deeper than `max` (strings are skipped; invalid JSON is not judged here). */
 export function textNestsDeeper(text: string, max: number): boolean {
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
-      for (i++; i < text.length; i++) {
-        const d = text.charCodeAt(i);
-        if (d === 0x5c) i++;
-        else if (d === 0x22) break;
-      }
+      i = closingQuoteIndex(text, i + 1);
+      if (i === -1) return false;
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > max) return true;
     } else if (c === 0x7d || c === 0x5d) depth--;
@@ -89,6 +102,10 @@ function needsChange(value: unknown, depth: number, maxDepth: number): boolean {
     for (const v of value) if (needsChange(v, depth + 1, maxDepth)) return true;
     return false;
   }
-  for (const k of Object.keys(value)) if (needsChange(k, 0, maxDepth) || needsChange((value as Record<string, unknown>)[k], depth + 1, maxDepth)) return true;
+  // for...in with an own-key guard visits what Object.keys lists, without allocating the array (this runs for every event).
+  for (const k in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, k)) continue;
+    if (needsChange(k, 0, maxDepth) || needsChange((value as Record<string, unknown>)[k], depth + 1, maxDepth)) return true;
+  }
   return false;
 }

@@ -1,7 +1,7 @@
 // Source `cloudwatch` (POST /api/v1/ingest/cloudwatch): the spec body, subscription payloads, the awslogs envelope, gzip.
 import { BINARY_TYPES } from '../content-types.js';
 import type { BodyKind, IngestSource } from '../ingest-source.js';
-import { logBatchToEvents } from '../log-batch-events.js';
+import { logBatchToEventsInTurns } from '../log-batch-events.js';
 import { decodeCloudWatchBody } from './cloudwatch-payload.js';
 
 /** JSON (56-digit event ids kept exact, gzip sniffed), also as text/plain or as gzip bytes (Lambda forwarders). */
@@ -19,7 +19,7 @@ export function cloudWatchSource(): IngestSource {
       const decoded = await decodeCloudWatchBody(body, { limit: ctx.limits.bodyBytes, maxEntries: ctx.limits.maxEntries });
       // A CONTROL_MESSAGE (CloudWatch's health check) is acknowledged and stores nothing.
       if (!decoded.batch) return { events: [] };
-      const events = logBatchToEvents(decoded.batch, {
+      const events = await logBatchToEventsInTurns(decoded.batch, {
         source: 'cloudwatch',
         receivedAt: ctx.receivedAt,
         payloadFormat: decoded.envelope === 'awslogs' ? 'awslogs' : decoded.batch.format,
