@@ -3,7 +3,6 @@ import type { AnomalyPayload } from '../contract/stream-payloads.js';
 import type { Queryable } from '../db/db.js';
 import { ACTION_KEYS, type ActionKey } from './action-keys.js';
 import { STATS_ANOMALY_LIMIT, type BucketRange } from './stats-windows.js';
-import { seqRangeOfTimes } from './event-hours.js';
 
 export interface StatsBucket {
   start: string;
@@ -26,15 +25,15 @@ const zeroCounts = (): Record<ActionKey, number> => Object.fromEntries(ACTION_KE
 
 /**
  * One statement, so every figure comes from one snapshot (and asOfSeq with them: seqs commit in order, so the snapshot
- * holds exactly the events up to the counter it sees). Tool calls are read as the seq range audit_event_hours gives for
- * the window (a primary-key range), sessions through the (org_id, status, last_seen_at) index, anomalies through the
+ * holds exactly the events up to the counter it sees). Tool calls are counted from audit_call_minutes (per minute and
+ * action, kept by triggers in the writing transactions: migration 008), sessions through the (org_id, status, last_seen_at) index, anomalies through the
  * partial (org_id, occurred_at) index of anomaly rows (migration 003).
  */
 export async function readAuditStats(db: Queryable, orgId: string, range: BucketRange): Promise<AuditStats> {
   const from = new Date(range.fromMs).toISOString();
   const to = new Date(range.toMs).toISOString();
-  const params: unknown[] = [orgId, from, to, range.bucketSeconds, STATS_ANOMALY_LIMIT];
-  const inWindow = seqRangeOfTimes('$1', { from: new Date(range.fromMs), to: new Date(range.toMs) }, (v) => `$${params.push(v)}`);
+  // Buckets are whole minutes, so the window is exactly the minutes [fromMs, toMs) of audit_call_minutes.
+  const params: unknown[] = [orgId, from, to, range.bucketSeconds, STATS_ANOMALY_LIMIT, Math.floor(range.fromMs / 60_000), Math.floor(range.toMs / 60_000)];
   const r = await db.query<{
     seq: string | number;
     calls: { b: string | number; a: ActionKey; n: string | number }[];
@@ -44,11 +43,9 @@ export async function readAuditStats(db: Queryable, orgId: string, range: Bucket
     suspended: string | number;
   }>(
     `WITH calls AS (
-       SELECT floor(extract(epoch FROM occurred_at) / $4)::bigint AS b,
-              CASE WHEN action IN ('allow', 'deny', 'redact', 'flag') THEN action ELSE 'unknown' END AS a,
-              count(*) AS n
-       FROM audit_events
-       WHERE org_id = $1 AND ${inWindow} AND occurred_at >= $2 AND occurred_at < $3 AND type = 'tool_call'
+       SELECT (minute::bigint * 60) / $4::int AS b, action AS a, sum(calls) AS n
+       FROM audit_call_minutes
+       WHERE org_id = $1 AND minute >= $6 AND minute < $7
        GROUP BY 1, 2
      ), anomalies AS (
        SELECT seq, payload FROM audit_events

@@ -9,21 +9,6 @@ export function hourOf(time: Date | number): number {
 }
 
 /**
- * A condition on `seq` that every event with occurred_at in [from, to) meets (either end optional): seq between the
- * smallest min_seq and the largest max_seq of the hours the range touches. Callers keep their occurred_at condition;
- * this one only lets Postgres walk a seq range instead of everything. A range with no stored hour matches nothing.
- * `param(value)` adds a query parameter and returns its placeholder; `orgParam` is the org id's placeholder.
- */
-export function seqRangeOfTimes(orgParam: string, range: { from?: Date; to?: Date }, param: (v: unknown) => string): string {
-  const cond = [`org_id = ${orgParam}`];
-  if (range.from) cond.push(`hour >= ${param(hourOf(range.from))}`);
-  if (range.to) cond.push(`hour <= ${param(hourOf(range.to))}`);
-  const where = cond.join(' AND ');
-  return `seq BETWEEN (SELECT coalesce(min(min_seq), 1) FROM audit_event_hours WHERE ${where})
-    AND (SELECT coalesce(max(max_seq), 0) FROM audit_event_hours WHERE ${where})`;
-}
-
-/**
  * The seq range [lo, hi] holding every stored event with occurred_at in [from, to) (either end optional), read first
  * so that the query using it is planned with the actual bounds (given as a subquery, Postgres guessed a narrow range
  * and sorted a bitmap scan of most of the organization). Null when no stored hour touches the range. Hours whose
