@@ -10,7 +10,7 @@ CREATE FUNCTION audit_action_key(action text) RETURNS text
 CREATE TABLE audit_call_minutes (
   org_id uuid NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
   -- floor(epoch seconds of occurred_at / 60)
-  minute integer NOT NULL,
+  minute bigint NOT NULL,
   action text NOT NULL,
   calls bigint NOT NULL,
   PRIMARY KEY (org_id, minute, action)
@@ -19,7 +19,7 @@ CREATE TABLE audit_call_minutes (
 CREATE FUNCTION audit_call_minutes_add() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO audit_call_minutes AS m (org_id, minute, action, calls)
-  SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::integer, audit_action_key(action), count(*)
+  SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint, audit_action_key(action), count(*)
   FROM new_rows WHERE type = 'tool_call' GROUP BY 1, 2, 3
   ON CONFLICT (org_id, minute, action) DO UPDATE SET calls = m.calls + excluded.calls;
   RETURN NULL;
@@ -29,12 +29,12 @@ $$;
 CREATE FUNCTION audit_call_minutes_remove() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   UPDATE audit_call_minutes m SET calls = m.calls - gone.n
-  FROM (SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::integer AS minute, audit_action_key(action) AS action, count(*) AS n
+  FROM (SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint AS minute, audit_action_key(action) AS action, count(*) AS n
         FROM old_rows WHERE type = 'tool_call' GROUP BY 1, 2, 3) AS gone
   WHERE m.org_id = gone.org_id AND m.minute = gone.minute AND m.action = gone.action;
   -- Minutes left without calls go (retention would otherwise leave one row per minute ever counted).
   DELETE FROM audit_call_minutes m
-  USING (SELECT DISTINCT org_id, floor(extract(epoch FROM occurred_at) / 60)::integer AS minute FROM old_rows WHERE type = 'tool_call') AS gone
+  USING (SELECT DISTINCT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint AS minute FROM old_rows WHERE type = 'tool_call') AS gone
   WHERE m.org_id = gone.org_id AND m.minute = gone.minute AND m.calls <= 0;
   RETURN NULL;
 END
@@ -46,5 +46,5 @@ CREATE TRIGGER audit_events_call_minutes_remove AFTER DELETE ON audit_events
   REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION audit_call_minutes_remove();
 
 INSERT INTO audit_call_minutes (org_id, minute, action, calls)
-SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::integer, audit_action_key(action), count(*)
+SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint, audit_action_key(action), count(*)
 FROM audit_events WHERE type = 'tool_call' GROUP BY 1, 2, 3;

@@ -43,7 +43,7 @@ export async function readAuditStats(db: Queryable, orgId: string, range: Bucket
     suspended: string | number;
   }>(
     `WITH calls AS (
-       SELECT (minute::bigint * 60) / $4::int AS b, action AS a, sum(calls) AS n
+       SELECT (minute * 60) / $4::int AS b, action AS a, sum(calls) AS n
        FROM audit_call_minutes
        WHERE org_id = $1 AND minute >= $6 AND minute < $7
        GROUP BY 1, 2

@@ -74,6 +74,9 @@ describe.each(backendNames)('audit event stats (%s)', (name) => {
     expect(await totals()).toEqual({ total: 1, actions: { allow: 1, deny: 0, redact: 0, flag: 0, unknown: 0 } });
     const rows = await app.ctx.db.query<{ action: string; calls: number }>('SELECT action, calls::int AS calls FROM audit_call_minutes WHERE org_id = $1', [other.id]);
     expect(rows.rows).toEqual([{ action: 'allow', calls: 1 }]);
+    // The latest time a sender may give has its minute too.
+    const edges = [toolCall(20, { timestamp: '9999-12-31T23:59:59.999Z' })];
+    expect((await postEvents(app.url, other.key, edges)).body).toEqual({ accepted: 1, duplicates: 0 });
   });
 
   it('lists the anomalies of the window, newest first, with the streamed fields', async () => {
