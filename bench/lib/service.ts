@@ -65,6 +65,8 @@ export interface RunningServer {
 export async function startServer(name: string, args: string[], env: Record<string, string>): Promise<RunningServer> {
   const port = await freePort();
   // BENCH_CPU_PROF=1 writes a V8 CPU profile of every server process to bench/.tmp/prof (open it in Chrome DevTools).
+  // BENCH_NODE_ARGS: extra Node flags for the server processes only (e.g. to try V8 heap settings).
+  if (process.env.BENCH_NODE_ARGS) args = [...process.env.BENCH_NODE_ARGS.split(' ').filter(Boolean), ...args];
   if (process.env.BENCH_CPU_PROF) args = ['--cpu-prof', `--cpu-prof-dir=${path.join(TMP, 'prof')}`, `--cpu-prof-name=${name}.cpuprofile`, ...args];
   mkdirSync(path.join(TMP, 'logs'), { recursive: true });
   const logFd = openSync(path.join(TMP, 'logs', `${name}.log`), 'w');

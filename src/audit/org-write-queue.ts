@@ -53,7 +53,7 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
   function enter(orgId: string, internal: boolean, make: (outagesBefore: number, settle: Pick<Waiter, 'resolve' | 'reject'>) => Waiter): Promise<unknown> {
     let lane = lanes.get(orgId);
     if (!internal && lane && lane.size > opts.maxWaiting) {
-      throw new RateLimited(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1);
+      return Promise.reject(new RateLimited(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1));
     }
     const fresh = !lane;
     lane ??= { waiting: [], size: 0, outages: 0 };

@@ -22,7 +22,7 @@ export interface EventRecorderDeps {
   maxQueuedWritesPerOrg: number;
   /** Most events of an org's waiting ingest requests stored in one transaction (ORG_WRITE_GROUP_MAX_EVENTS); 0 or absent: one request per transaction. */
   maxGroupEvents?: number;
-  /** Called after each commit of ingest requests with how many requests the transaction stored (metrics). */
+  /** Called after each commit of recordEvents writes with how many requests the transaction stored (metrics). */
   onTransaction?: (requests: number) => void;
 }
 

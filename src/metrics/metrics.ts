@@ -38,7 +38,7 @@ export function createMetrics() {
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers: r,
     }),
-    writeTransactions: new Counter({ name: 'audit_stream_write_transactions_total', help: 'Transactions that stored ingest requests (one per group of requests of an organization stored together)', registers: r }),
+    writeTransactions: new Counter({ name: 'audit_stream_write_transactions_total', help: 'Transactions that stored events of ingest requests or alerts (one per group of requests of an organization stored together)', registers: r }),
     groupedWrites: new Counter({ name: 'audit_stream_grouped_writes_total', help: 'Ingest requests handed to one transaction together with at least one other request of their organization (group commit)', registers: r }),
     eventsPublished: new Counter({ name: 'audit_stream_bus_events_published_total', help: 'Stream events published to the bus after commit (every source)', registers: r }),
     busReconnects: new Counter({ name: 'audit_stream_bus_reconnects_total', help: 'Bus subscriber reconnections', registers: r }),
