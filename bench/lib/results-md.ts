@@ -61,7 +61,7 @@ function historyMarkdown(h: HistoryResult): string[] {
           `Space after removal (rows are deleted, not partitions dropped): audit_events with its indexes was ${int(h.spaceReuse.bytesBeforePass / 2 ** 20)} MiB before the pass, ` +
             `${int(h.spaceReuse.bytesAfterVacuum / 2 ** 20)} MiB after it and a VACUUM (${h.spaceReuse.vacuumSeconds.toFixed(0)} s; what autovacuum does), and ` +
             `${int(h.spaceReuse.bytesAfterRefill / 2 ** 20)} MiB after ${int(h.spaceReuse.refilledEvents)} events (as many as were removed) were appended again by SQL ` +
-            `(${h.spaceReuse.refillSeconds.toFixed(0)} s): the space freed is used again.`,
+            `(${h.spaceReuse.refillSeconds.toFixed(0)} s). Two cycles in a row: docs/retention.md.`,
           '',
         ]
       : []),
