@@ -21,6 +21,8 @@ BEGIN
   INSERT INTO audit_call_minutes AS m (org_id, minute, action, calls)
   SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint, audit_action_key(action), count(*)
   FROM new_rows WHERE type = 'tool_call' GROUP BY 1, 2, 3
+  -- In key order, as the delete trigger locks them: an insert and a retention delete never wait on each other in a cycle.
+  ORDER BY 1, 2, 3
   ON CONFLICT (org_id, minute, action) DO UPDATE SET calls = m.calls + excluded.calls;
   RETURN NULL;
 END
@@ -28,6 +30,11 @@ $$;
 
 CREATE FUNCTION audit_call_minutes_remove() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- Lock the minutes in key order first (as inserts upsert them), then subtract.
+  PERFORM 1 FROM audit_call_minutes m
+  WHERE (m.org_id, m.minute, m.action) IN (
+    SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint, audit_action_key(action) FROM old_rows WHERE type = 'tool_call')
+  ORDER BY m.org_id, m.minute, m.action FOR UPDATE;
   UPDATE audit_call_minutes m SET calls = m.calls - gone.n
   FROM (SELECT org_id, floor(extract(epoch FROM occurred_at) / 60)::bigint AS minute, audit_action_key(action) AS action, count(*) AS n
         FROM old_rows WHERE type = 'tool_call' GROUP BY 1, 2, 3) AS gone

@@ -45,15 +45,16 @@ export interface ExportRouteDeps {
 }
 
 /**
- * Ends the response when its socket has taken no bytes for `idleMs` (a client that stopped reading would otherwise
- * keep its export, and its place under EXPORT_MAX_PER_ORG, until it hangs up). Returns the stop function.
+ * Ends the response when its socket has taken no bytes for `idleMs` while the response waits for the client to drain
+ * it (a client that stopped reading would otherwise keep its export, and its place under EXPORT_MAX_PER_ORG, until it
+ * hangs up). A slow page read is not the client's stall and does not count. Returns the stop function.
  */
 function endWhenIdle(reply: FastifyReply, idleMs: number, onIdle: () => void): () => void {
   let written = -1;
   let since = Date.now();
   const timer = setInterval(() => {
     const now = reply.raw.socket?.bytesWritten ?? 0;
-    if (now !== written) {
+    if (now !== written || !reply.raw.writableNeedDrain) {
       written = now;
       since = Date.now();
     } else if (Date.now() - since >= idleMs) {

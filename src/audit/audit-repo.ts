@@ -7,7 +7,7 @@ export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionStatus, SessionUpsert } from '../sessions/session-rules.js';
 import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../sessions/sessions-repo.js';
-import { STREAM_EVENT_TYPES } from './audit-types.js';
+import { isIdentityKey, STREAM_EVENT_TYPES } from './audit-types.js';
 import { NotFound } from '../shared/domain-errors.js';
 import { rowJsonSlices } from './row-json.js';
 import { seqBoundsOfTimes } from './event-hours.js';
@@ -15,22 +15,11 @@ import { seqBoundsOfTimes } from './event-hours.js';
 const MAX_KEY_LENGTH = 200;
 
 /**
- * Prefix of the dedupe keys of entries whose sender gave no identity (src/ingest/dedupe-key.ts). No identity form
- * starts with it. Such an entry is never a duplicate, so its key is neither looked up nor stored (the column is NULL).
- */
-export const ONCE_KEY_PREFIX = 'once:';
-
-/**
  * Dedupe keys travel to Postgres as given when short, else as a digest, so statements stay small. Postgres stores
  * the first 16 bytes of their SHA-256 (audit_dedupe_digest, migration 006).
  */
 export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
-}
-
-/** Whether a (stored-form) dedupe key is the sender's identity, to look up and store, rather than a key used once. */
-export function isIdentityKey(key: string): boolean {
-  return !key.startsWith(ONCE_KEY_PREFIX);
 }
 
 /** The stream payload of a tool call: every field present, unknown ones null. */
@@ -176,7 +165,7 @@ interface StreamRow {
 /** The stream payload of a stored row: a tool call's from its columns (exactly what was sent live), others' as stored. */
 function storedPayloadOf(row: StreamRow): StreamPayload | null {
   if (row.type !== 'tool_call') return row.payload;
-  if (row.tool_name === null) return null;
+  if (!row.tool_name) return null; // as payloadOf: a tool call without a tool name was not streamed live
   return toolCallPayload({
     occurredAt: new Date(row.occurred_at),
     serverId: row.server_id,

@@ -11,6 +11,17 @@ export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 export const STREAM_EVENT_TYPES = ['tool_call', 'anomaly', 'session_update'] as const;
 export type StreamEventType = (typeof STREAM_EVENT_TYPES)[number];
 
+/**
+ * Prefix of the dedupe keys of entries whose sender gave no identity (src/ingest/dedupe-key.ts). No identity form
+ * starts with it. Such an entry is never a duplicate, so its key is neither looked up nor stored (the column is NULL).
+ */
+export const ONCE_KEY_PREFIX = 'once:';
+
+/** Whether a (stored-form) dedupe key is the sender's identity, to look up and store, rather than a key used once. */
+export function isIdentityKey(key: string): boolean {
+  return !key.startsWith(ONCE_KEY_PREFIX);
+}
+
 /** An event to be stored. `dedupeKey` identifies the entry across retries within its org. */
 export interface NewAuditEvent {
   type: AuditEventType;

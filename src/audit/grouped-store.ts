@@ -2,7 +2,8 @@
 import type { Queryable } from '../db/db.js';
 import { applySessionRules, sessionsOf, type SessionStatus, type SessionUpsert } from '../sessions/session-rules.js';
 import { storable } from '../shared/input-safety.js';
-import { appendEvents, existingKeysAndSessions, isIdentityKey, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
+import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
+import { isIdentityKey } from './audit-types.js';
 import { IdempotencyKeyReusedError, priorOutcomes, saveOutcomes, type IdempotencyClaim, type IngestOutcome, type StoredOutcome } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch } from './audit-types.js';
 import type { MemberOutcome } from './org-write-queue.js';

@@ -20,20 +20,6 @@ export class IdempotencyKeyReusedError extends Unprocessable {
   }
 }
 
-/**
- * The outcome stored for the claim's key in the org, or null when the key is new. Throws 422 when the key was used
- * with a different request. Must run while the org's seq lock is held, so two requests with one key are serialized.
- */
-export async function priorOutcome(tx: Queryable, orgId: string, claim: IdempotencyClaim): Promise<IngestOutcome | null> {
-  const r = await tx.query<{ fingerprint: string; accepted: number; duplicates: number }>(
-    'SELECT fingerprint, accepted, duplicates FROM ingest_requests WHERE org_id = $1 AND idempotency_key = $2',
-    [orgId, claim.key],
-  );
-  if (r.rows.length === 0) return null;
-  if (r.rows[0].fingerprint !== claim.fingerprint) throw new IdempotencyKeyReusedError();
-  return { accepted: Number(r.rows[0].accepted), duplicates: Number(r.rows[0].duplicates) };
-}
-
 /** Records the outcome of the claim's request, in the transaction that stored its events. */
 export async function saveOutcome(tx: Queryable, orgId: string, claim: IdempotencyClaim, outcome: IngestOutcome): Promise<void> {
   await tx.query('INSERT INTO ingest_requests (org_id, idempotency_key, fingerprint, accepted, duplicates) VALUES ($1, $2, $3, $4, $5)', [
@@ -52,7 +38,7 @@ export interface StoredOutcome extends IngestOutcome {
 
 /**
  * The stored outcomes of several keys of the org at once (a group of requests), by key; absent keys are new. Must run
- * while the org's seq lock is held. The caller compares fingerprints (see priorOutcome).
+ * while the org's seq lock is held. The caller compares fingerprints: the same key with another fingerprint is a 422.
  */
 export async function priorOutcomes(tx: Queryable, orgId: string, keys: readonly string[]): Promise<Map<string, StoredOutcome>> {
   const out = new Map<string, StoredOutcome>();
@@ -74,4 +60,17 @@ export async function saveOutcomes(tx: Queryable, orgId: string, outcomes: reado
      SELECT $1, k, f, a, d FROM unnest($2::text[], $3::text[], $4::int[], $5::int[]) AS o(k, f, a, d)`,
     [orgId, outcomes.map((o) => o.key), outcomes.map((o) => o.fingerprint), outcomes.map((o) => o.accepted), outcomes.map((o) => o.duplicates)],
   );
+}
+
+/**
+ * Removes up to `limit` of the org's outcomes recorded before `before` and returns how many (the retention pass: a
+ * key's record lives as long as the events it stored).
+ */
+export async function deleteOutcomesBefore(db: Queryable, orgId: string, before: Date, limit: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM ingest_requests WHERE org_id = $1 AND idempotency_key IN (
+       SELECT idempotency_key FROM ingest_requests WHERE org_id = $1 AND created_at < $2 LIMIT $3)`,
+    [orgId, before.toISOString(), limit],
+  );
+  return r.rowCount ?? 0;
 }

@@ -70,14 +70,9 @@ export function createEventRecorder(deps: EventRecorderDeps) {
    * requests are stored again one by one, so that a request failing on its own input fails alone.
    */
   async function runGroup(orgId: string, requests: StoreRequest[]): Promise<MemberOutcome<StoredRequest>[]> {
+    let committed: Awaited<ReturnType<typeof storeRequests>>;
     try {
-      const { outcomes, batch } = await deps.db.transaction((tx) => storeRequests(tx, orgId, requests));
-      deps.onTransaction?.(requests.length);
-      // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
-      void publish(batch);
-      // One commit, one notification: its listeners (metrics, the anomaly detector's rate counter) see every event once.
-      notify(orgId, requests.length === 1 && outcomes[0].ok ? outcomes[0].value.stored : outcomes.flatMap((o) => (o.ok ? o.value.stored : [])), batch);
-      return outcomes;
+      committed = await deps.db.transaction((tx) => storeRequests(tx, orgId, requests));
     } catch (err) {
       if (requests.length === 1 || isStorageUnavailable(err)) throw err;
       const outcomes: MemberOutcome<StoredRequest>[] = [];
@@ -96,6 +91,14 @@ export function createEventRecorder(deps: EventRecorderDeps) {
       }
       return outcomes;
     }
+    // After the commit, outside the retry above: nothing here may store the group a second time.
+    const { outcomes, batch } = committed;
+    deps.onTransaction?.(requests.length);
+    // Not awaited: the answer to the sender never waits on the bus (a silent Redis would add its timeout to every request).
+    void publish(batch);
+    // One commit, one notification: its listeners (metrics, the anomaly detector's rate counter) see every event once.
+    notify(orgId, requests.length === 1 && outcomes[0].ok ? outcomes[0].value.stored : outcomes.flatMap((o) => (o.ok ? o.value.stored : [])), batch);
+    return outcomes;
   }
 
   function toResult(events: NewAuditEvent[], out: StoredRequest): RecordResult {

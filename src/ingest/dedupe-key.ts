@@ -1,6 +1,6 @@
 // The one maker of dedupe keys: an entry is deduplicated only by what its sender gave it, never by its content.
 import { randomUUID } from 'node:crypto';
-import { ONCE_KEY_PREFIX } from '../audit/audit-repo.js';
+import { ONCE_KEY_PREFIX } from '../audit/audit-types.js';
 
 /**
  * The sender's own identity of an entry, per source. These strings are stored as digests (audit-repo.ts, migration 006)

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
-import { deleteEmptyHours, deleteExpiredIdempotencyKeys, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, retainedOrgs } from './retention-repo.js';
+import { deleteOutcomesBefore } from '../audit/ingest-requests-repo.js';
+import { deleteEmptyHours, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, receivedAtOf, retainedOrgs } from './retention-repo.js';
 
 export interface RetentionOptions {
   db: Db;
@@ -63,13 +64,8 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
   async function passOrg(orgId: string, days: number): Promise<OrgPass | 'lost'> {
     const cutoff = new Date(now() - days * 86_400_000);
     const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0, removedIdempotencyKeys: 0 };
-    for (let n = opts.batchRows; n === opts.batchRows; ) {
-      n = await deleteExpiredIdempotencyKeys(opts.db, orgId, cutoff, opts.batchRows);
-      out.removedIdempotencyKeys += n;
-      if (n > 0 && !(await lease.renew())) return 'lost';
-    }
     const first = await oldestSeq(opts.db, orgId);
-    if (first === null) return out;
+    if (first === null) return (await removeKeyRecords(orgId, cutoff, out)) ? out : 'lost';
     const last = await currentSeq(opts.db, orgId);
     const sessions = new Set<string>();
     const servers = new Set<string>();
@@ -96,7 +92,20 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
     const orphans = await deleteOrphans(opts.db, orgId, lo, [...sessions], [...servers]);
     out.removedSessions = orphans.sessions;
     out.removedServers = orphans.servers;
-    return out;
+    // Records of Idempotency-Keys go only as far as their events did: none newer than the oldest event kept.
+    const keptSince = out.keptFromSeq === null ? null : await receivedAtOf(opts.db, orgId, out.keptFromSeq);
+    const before = keptSince !== null && keptSince < cutoff ? keptSince : cutoff;
+    return (await removeKeyRecords(orgId, before, out)) ? out : 'lost';
+  }
+
+  /** Removes the org's Idempotency-Key records from before `before`, in batches; false when the lease was lost. */
+  async function removeKeyRecords(orgId: string, before: Date, out: OrgPass): Promise<boolean> {
+    for (let n = opts.batchRows; n === opts.batchRows; ) {
+      n = await deleteOutcomesBefore(opts.db, orgId, before, opts.batchRows);
+      out.removedIdempotencyKeys += n;
+      if (n > 0 && !(await lease.renew())) return false;
+    }
+    return true;
   }
 
   async function pass(): Promise<RetentionPass | null> {

@@ -112,15 +112,8 @@ export async function deleteOrphans(db: Db, orgId: string, removedBelow: number,
   return out;
 }
 
-/**
- * Removes up to `limit` of the org's Idempotency-Key outcomes recorded before `cutoff` and returns how many: a key's
- * record lives as long as the events it stored. A retry after that is a new request (its events were removed too).
- */
-export async function deleteExpiredIdempotencyKeys(db: Queryable, orgId: string, cutoff: Date, limit: number): Promise<number> {
-  const r = await db.query(
-    `DELETE FROM ingest_requests WHERE org_id = $1 AND idempotency_key IN (
-       SELECT idempotency_key FROM ingest_requests WHERE org_id = $1 AND created_at < $2 LIMIT $3)`,
-    [orgId, cutoff.toISOString(), limit],
-  );
-  return r.rowCount ?? 0;
+/** When the org's event `seq` was stored, or null when it is not stored. */
+export async function receivedAtOf(db: Queryable, orgId: string, seq: number): Promise<Date | null> {
+  const r = await db.query<{ received_at: Date | string }>('SELECT received_at FROM audit_events WHERE org_id = $1 AND seq = $2', [orgId, seq]);
+  return r.rows.length ? new Date(r.rows[0].received_at) : null;
 }
