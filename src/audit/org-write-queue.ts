@@ -50,11 +50,16 @@ export interface OrgWriteQueueOptions<J, R> {
 export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
   const lanes = new Map<string, Lane>();
 
+  /** The 429 of a write arriving while the organization's queue is at its bound, or null when there is room. */
+  function refusal(orgId: string): RateLimited | null {
+    const lane = lanes.get(orgId);
+    return lane && lane.size > opts.maxWaiting ? new RateLimited(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1) : null;
+  }
+
   function enter(orgId: string, internal: boolean, make: (outagesBefore: number, settle: Pick<Waiter, 'resolve' | 'reject'>) => Waiter): Promise<unknown> {
+    const refused = internal ? null : refusal(orgId);
+    if (refused) return Promise.reject(refused);
     let lane = lanes.get(orgId);
-    if (!internal && lane && lane.size > opts.maxWaiting) {
-      return Promise.reject(new RateLimited(`too many writes of this organization are waiting (${opts.maxWaiting}, ORG_WRITE_QUEUE_MAX); retry shortly`, 1));
-    }
     const fresh = !lane;
     lane ??= { waiting: [], size: 0, outages: 0 };
     lanes.set(orgId, lane);
@@ -115,6 +120,11 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
   }
 
   return {
+    /** Throws the 429 a write of the organization would get now, before the caller prepares it. */
+    refuseIfFull(orgId: string): void {
+      const refused = refusal(orgId);
+      if (refused) throw refused;
+    },
     /** Writes of the organization in its lane now: running and waiting. */
     size(orgId: string): number {
       return lanes.get(orgId)?.size ?? 0;

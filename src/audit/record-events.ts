@@ -111,6 +111,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
    */
   async function recordEvents(orgId: string, events: NewAuditEvent[], opts: RecordOptions = {}): Promise<RecordResult> {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
+    // A write the queue would refuse is refused before its events are walked.
+    if (!opts.internal) queue.refuseIfFull(orgId);
     // Made storable before waiting: the org's turn (and its seq lock) is held only for what needs the database.
     const request: StoreRequest = { events, idempotency: opts.idempotency, prepared: prepareEvents(events) };
     if (opts.internal) {
