@@ -194,9 +194,17 @@ export async function readStreamRange(db: Queryable, orgId: string, afterSeq: nu
   return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq };
 }
 
-/** The org's oldest stored seq (events before it were removed by retention), or null when none is stored. */
+/**
+ * The org's oldest stored seq (events before it were removed by retention), or null when none is stored. The walk
+ * starts at the hour map's smallest seq (a lower bound: retention drops an hour's row only once all its events are
+ * gone), so it does not step over the dead index entries of earlier removals that VACUUM has not cleared yet.
+ */
 export async function oldestStoredSeq(db: Queryable, orgId: string): Promise<number | null> {
-  const r = await db.query<{ seq: number | null }>('SELECT min(seq) AS seq FROM audit_events WHERE org_id = $1', [orgId]);
+  const r = await db.query<{ seq: number | null }>(
+    `SELECT min(seq) AS seq FROM audit_events
+     WHERE org_id = $1 AND seq >= (SELECT coalesce(min(min_seq), 0) FROM audit_event_hours WHERE org_id = $1)`,
+    [orgId],
+  );
   return r.rows[0]?.seq == null ? null : Number(r.rows[0].seq);
 }
 
