@@ -1,7 +1,8 @@
 // A load generator's timed loop: one request in flight, the next body built while it is, statuses and latency recorded.
 import http from 'node:http';
 import { nowMs } from './clock.js';
-import { Histogram } from './histogram.js';
+import { Histogram, type HistogramData } from './histogram.js';
+import type { WorkerMessage } from './workers.js';
 
 /** POSTs `body` with an API key; resolves with the status once the answer has been read. */
 export function postBody(url: URL, key: string, contentType: string, body: string | Uint8Array, agent: http.Agent): Promise<number> {
@@ -15,6 +16,15 @@ export function postBody(url: URL, key: string, contentType: string, body: strin
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** The `done` message a sender worker posts: its send loop's figures, the histogram serialized. */
+export interface SendLoopDone extends WorkerMessage {
+  started: number;
+  ended: number;
+  requests: number;
+  statuses: Record<string, number>;
+  latency: HistogramData;
 }
 
 export interface SendLoopResult {

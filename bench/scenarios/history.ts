@@ -4,14 +4,15 @@
 import path from 'node:path';
 import { nowMs, sleep } from '../lib/clock.js';
 import type { RunContext } from '../lib/context.js';
-import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { Histogram } from '../lib/histogram.js';
 import { loadAverage } from '../lib/machine.js';
 import { explainProbe, filterValues, historyProbes, newestOccurredMs, type FilterValues, type Probe, type Sql } from '../lib/history-filters.js';
 import { createDatabase, createOrg, serviceEnv, type BenchDatabase, type BenchOrg } from '../lib/provision.js';
 import { psqlFile } from '../lib/psql.js';
 import { measureRetentionPass, type RetentionMeasure } from '../lib/retention-measure.js';
 import { ROOT, startServer } from '../lib/service.js';
-import { startWorker, type WorkerMessage } from '../lib/workers.js';
+import { startWorker } from '../lib/workers.js';
+import type { SendLoopDone } from '../lib/send-loop.js';
 
 const EVENTS = Number(process.env.BENCH_HISTORY_EVENTS ?? 5_000_000);
 const SENDERS = 4;
@@ -97,14 +98,8 @@ export interface HistoryResult {
   slowestAfter: { name: string; order: string | null; p99: number };
 }
 
-interface SenderDone extends WorkerMessage {
-  started: number;
-  ended: number;
-  requests: number;
-  statuses: Record<string, number>;
-  latency: HistogramData;
-  timeline?: [number, number][];
-}
+/** With `timeline`: [start (monotonic ms), latency ms] of every request. */
+type SenderDone = SendLoopDone & { timeline?: [number, number][] };
 
 const summary = (h: Histogram): LatencySummary => {
   const s = h.summary();

@@ -4,12 +4,13 @@ import path from 'node:path';
 import { nowMs } from '../lib/clock.js';
 import { cpuSeconds } from '../lib/cpu.js';
 import type { RunContext } from '../lib/context.js';
-import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { Histogram } from '../lib/histogram.js';
 import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
 import { psql } from '../lib/psql.js';
 import { startServer, TMP } from '../lib/service.js';
 import { runTrials } from '../lib/trials.js';
-import { startWorker, type WorkerMessage } from '../lib/workers.js';
+import { startWorker } from '../lib/workers.js';
+import type { SendLoopDone } from '../lib/send-loop.js';
 
 const SENDERS = 4;
 const BATCH = 500;
@@ -49,13 +50,7 @@ export async function runIngest(ctx: RunContext): Promise<IngestSummary> {
   return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy, cpuMsPer1000Events: r.cpuMsPer1000Events })) };
 }
 
-interface SenderDone extends WorkerMessage {
-  started: number;
-  ended: number;
-  requests: number;
-  statuses: Record<string, number>;
-  latency: HistogramData;
-}
+type SenderDone = SendLoopDone;
 
 async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestResult> {
   const db = await createDatabase();

@@ -1,9 +1,10 @@
 // OTLP scenario: the same tool calls sent as OTLP protobuf trace exports and as raw JSON arrays, in turn, to one service; spans (events) stored per second of each.
 import type { RunContext } from '../lib/context.js';
-import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { Histogram } from '../lib/histogram.js';
 import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
 import { startServer } from '../lib/service.js';
-import { startWorker, type WorkerMessage } from '../lib/workers.js';
+import { startWorker } from '../lib/workers.js';
+import type { SendLoopDone } from '../lib/send-loop.js';
 
 const SENDERS = 2;
 const BATCH = 500;
@@ -29,14 +30,7 @@ export interface OtlpResult {
   ratioToRaw: number;
 }
 
-interface SenderDone extends WorkerMessage {
-  started: number;
-  ended: number;
-  requests: number;
-  statuses: Record<string, number>;
-  bodyBytes: number;
-  latency: HistogramData;
-}
+type SenderDone = SendLoopDone & { bodyBytes: number };
 
 export async function runOtlp(ctx: RunContext): Promise<OtlpResult> {
   const db = await createDatabase();
