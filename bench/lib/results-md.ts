@@ -107,13 +107,15 @@ export function resultsMarkdown(r: BenchResults): string {
         `UUID request ids, X-Ray trace ids, agent sessions of 20-60 calls) back to back, one request in flight each, for ${i.seconds.toFixed(1)} s. ` +
         `${int(i.requests)} requests (${i.failedRequests} failed), ${int(i.eventsStored)} events stored (counted in the database): ${int(i.eventsPerSecond)} events/s. ` +
         `Request p50 / p99 / max: ${ms(i.requestLatencyMs.p50)} / ${ms(i.requestLatencyMs.p99)} / ${ms(i.requestLatencyMs.max)}. ` +
-        `CPU per 1,000 events: service ${i.cpuMsPer1000Events.service.toFixed(0)} ms, its Postgres backends ${i.cpuMsPer1000Events.postgres.toFixed(0)} ms.`,
+        `CPU per 1,000 events: service ${i.cpuMsPer1000Events.service.toFixed(0)} ms, its Postgres backends ${i.cpuMsPer1000Events.postgres.toFixed(0)} ms` +
+        (i.cores ? `, the sender processes ${i.cpuMsPer1000Events.senders.toFixed(0)} ms. Cores during the run (of ${i.cores.total.toFixed(1)}): service ${i.cores.service.toFixed(2)}, ` +
+          `Postgres backends ${i.cores.postgres.toFixed(2)}, senders ${i.cores.senders.toFixed(2)}, the rest of the machine ${i.cores.otherBusy.toFixed(2)}, idle ${i.cores.idle.toFixed(2)}.` : '.'),
       '',
       `Baseline: the same ${int(i.copy.rows)} stored rows, exported and written again with \`psql \\copy ... FROM\` (a true COPY) into the same table for another ` +
         `organization in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}.`,
       '',
       `Figures of the median of ${i.trials.length} trials (by ratio; each trial a fresh database and service process): ` +
-        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}${t.cpuMsPer1000Events ? ` (CPU per 1,000 events: service ${t.cpuMsPer1000Events.service.toFixed(0)} ms, Postgres ${t.cpuMsPer1000Events.postgres.toFixed(0)} ms)` : ""}`).join('; ') +
+        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}${t.cpuMsPer1000Events ? ` (CPU per 1,000 events: service ${t.cpuMsPer1000Events.service.toFixed(0)} ms, Postgres ${t.cpuMsPer1000Events.postgres.toFixed(0)} ms${t.cpuMsPer1000Events.senders !== undefined ? `, senders ${t.cpuMsPer1000Events.senders.toFixed(0)} ms` : ''})` : ''}`).join('; ') +
         '.',
       '',
     );

@@ -1,4 +1,4 @@
-// A load generator's timed loop: one request in flight, the next body built while it is, statuses and latency recorded.
+// A load generator's timed loop: one request in flight, the next body taken (or built) while it is, statuses and latency recorded.
 import http from 'node:http';
 import { nowMs } from './clock.js';
 import { Histogram, type HistogramData } from './histogram.js';

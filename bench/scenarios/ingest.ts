@@ -2,7 +2,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { nowMs } from '../lib/clock.js';
-import { cpuSeconds } from '../lib/cpu.js';
+import { cpuSeconds, machineCpuSeconds } from '../lib/cpu.js';
 import type { RunContext } from '../lib/context.js';
 import { Histogram } from '../lib/histogram.js';
 import { createDatabase, createOrg, serviceEnv } from '../lib/provision.js';
@@ -29,15 +29,23 @@ export interface IngestResult {
   eventsStored: number;
   eventsPerSecond: number;
   requestLatencyMs: { p50: number; p99: number; max: number };
-  /** CPU the service process and its Postgres backends used during the run, per 1,000 events stored. */
-  cpuMsPer1000Events: { service: number; postgres: number };
+  /** CPU the service process, its Postgres backends and the sender processes used during the run, per 1,000 events stored. */
+  cpuMsPer1000Events: CpuPer1000;
+  /** Where the machine's cores went during the run, in cores (CPU seconds per second): the same processes, the rest of the machine's busy time, idle. */
+  cores: { total: number; service: number; postgres: number; senders: number; otherBusy: number; idle: number };
   copy: { rows: number; seconds: number; rowsPerSecond: number };
   ratioToCopy: number;
 }
 
+export interface CpuPer1000 {
+  service: number;
+  postgres: number;
+  senders: number;
+}
+
 export interface IngestSummary extends IngestResult {
   /** Every trial; the figures above are the median trial's (by ratio to COPY). */
-  trials: { eventsPerSecond: number; copyRowsPerSecond: number; ratioToCopy: number; cpuMsPer1000Events: { service: number; postgres: number } }[];
+  trials: { eventsPerSecond: number; copyRowsPerSecond: number; ratioToCopy: number; cpuMsPer1000Events: CpuPer1000; cores: IngestResult['cores'] }[];
 }
 
 const TRIALS = 3;
@@ -47,7 +55,7 @@ export async function runIngest(ctx: RunContext): Promise<IngestSummary> {
     ctx.log(`  trial ${i + 1} of ${TRIALS}`);
     return runIngestTrial(ctx, i);
   }, (r) => r.ratioToCopy);
-  return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy, cpuMsPer1000Events: r.cpuMsPer1000Events })) };
+  return { ...t.median, trials: t.all.map((r) => ({ eventsPerSecond: r.eventsPerSecond, copyRowsPerSecond: r.copy.rowsPerSecond, ratioToCopy: r.ratioToCopy, cpuMsPer1000Events: r.cpuMsPer1000Events, cores: r.cores })) };
 }
 
 type SenderDone = SendLoopDone;
@@ -60,6 +68,8 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
     let done: SenderDone[];
     let serviceCpu = 0;
     let pgCpu = 0;
+    let senderCpu = 0;
+    let machine = { busy: 0, idle: 0 };
     let copyOrg: string;
     let orgId: string;
     try {
@@ -71,11 +81,18 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
         await Promise.all(workers.map((w) => w.next('ready')));
         ctx.log(`    ${SENDERS} senders x ${BATCH}-line CloudWatch batches for ${DURATION_MS / 1000} s`);
         const backends = async () => (await db.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`, [db.name])).map((r) => r.pid);
+        const senderPids = workers.map((w) => w.child.pid!);
+        const sendersCpu = () => senderPids.reduce((a, pid) => a + cpuSeconds(pid), 0);
         const cpu0 = cpuSeconds(svc.pid);
         const pgStart = new Map((await backends()).map((pid) => [pid, cpuSeconds(pid)]));
+        const senders0 = sendersCpu();
+        const machine0 = machineCpuSeconds();
         for (const w of workers) w.send({ type: 'go' });
         done = await Promise.all(workers.map((w) => w.next<SenderDone>('done', DURATION_MS + 60_000)));
+        const machine1 = machineCpuSeconds();
         serviceCpu = cpuSeconds(svc.pid) - cpu0;
+        senderCpu = sendersCpu() - senders0;
+        machine = { busy: machine1.busy - machine0.busy, idle: machine1.idle - machine0.idle };
         if (process.env.BENCH_DEBUG) {
           const m = await (await fetch(`${svc.url}/metrics`)).text();
           ctx.log(m.split('\n').filter((l) => l.startsWith('nodejs_eventloop_lag') || l.startsWith('nodejs_gc_duration_seconds_sum') || l.startsWith('audit_stream_write_transactions_total') || l.startsWith('audit_stream_grouped_writes_total')).join('\n'));
@@ -116,6 +133,13 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
     const eventsPerSecond = eventsStored / seconds;
     const rowsPerSecond = copyRows / copySeconds;
     const { p50, p99, max } = latency.summary();
+    const per1000 = (cpu: number) => (cpu * 1e6) / eventsStored;
+    const cores = (cpu: number) => (cpu / seconds).toFixed(2);
+    ctx.log(
+      `    ${Math.round(eventsPerSecond)} events/s vs COPY ${Math.round(rowsPerSecond)} rows/s = ${(eventsPerSecond / rowsPerSecond).toFixed(2)}x; ` +
+        `CPU ms per 1,000 events: service ${per1000(serviceCpu).toFixed(1)}, Postgres ${per1000(pgCpu).toFixed(1)}, senders ${per1000(senderCpu).toFixed(1)}; ` +
+        `cores: service ${cores(serviceCpu)}, Postgres ${cores(pgCpu)}, senders ${cores(senderCpu)}, other ${cores(machine.busy - serviceCpu - pgCpu - senderCpu)}, idle ${cores(machine.idle)}`,
+    );
     return {
       senders: SENDERS,
       batchSize: BATCH,
@@ -126,7 +150,15 @@ async function runIngestTrial(ctx: RunContext, trial: number): Promise<IngestRes
       eventsStored,
       eventsPerSecond,
       requestLatencyMs: { p50, p99, max },
-      cpuMsPer1000Events: { service: (serviceCpu * 1e6) / eventsStored, postgres: (pgCpu * 1e6) / eventsStored },
+      cpuMsPer1000Events: { service: per1000(serviceCpu), postgres: per1000(pgCpu), senders: per1000(senderCpu) },
+      cores: {
+        total: (machine.busy + machine.idle) / seconds,
+        service: serviceCpu / seconds,
+        postgres: pgCpu / seconds,
+        senders: senderCpu / seconds,
+        otherBusy: (machine.busy - serviceCpu - pgCpu - senderCpu) / seconds,
+        idle: machine.idle / seconds,
+      },
       copy: { rows: copyRows, seconds: copySeconds, rowsPerSecond },
       ratioToCopy: eventsPerSecond / rowsPerSecond,
     };

@@ -41,9 +41,12 @@ function payloadOf(e: NewAuditEvent): StreamPayload | null {
   return null;
 }
 
-/** What the payload column keeps: tool call payloads are rebuilt from the columns when read (storedPayloadOf). */
-function payloadColumn(e: NewAuditEvent, payload: StreamPayload | null): StreamPayload | null {
-  return e.type === 'tool_call' ? null : payload;
+/**
+ * What the payload column keeps, as the JSON text to store: tool call payloads are rebuilt from the columns when read
+ * (storedPayloadOf).
+ */
+function payloadColumn(e: NewAuditEvent, payload: StreamPayload | null): string | null {
+  return e.type === 'tool_call' || payload === null ? null : JSON.stringify(payload);
 }
 
 /** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
@@ -82,11 +85,16 @@ export async function existingKeysAndSessions(
   return { existing, statuses };
 }
 
-/** Inserts one slice of rows (a JSON array, $2) of an org's batch. */
+/**
+ * Inserts one slice of rows (a JSON array, $2) of an org's batch. The array is read as jsonb: Postgres parses it once,
+ * and each row's metadata is taken from it as jsonb (read as json, the metadata's text was parsed a second time into
+ * jsonb; about a sixth less backend time per row). The payload travels as a JSON string, so the json column keeps
+ * exactly the text the service wrote (jsonb would reorder its keys).
+ */
 const INSERT_ROWS_SQL = `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
-       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload, r.metadata, audit_dedupe_digest(r.dedupe_key)
-       FROM json_to_recordset($2::json) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
-         tool_name text, action text, latency_ms int, payload json, metadata jsonb, dedupe_key text)`;
+       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload::json, r.metadata, audit_dedupe_digest(r.dedupe_key)
+       FROM jsonb_to_recordset($2::jsonb) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
+         tool_name text, action text, latency_ms int, payload text, metadata jsonb, dedupe_key text)`;
 
 /** The last (often the only) slice of a batch: its rows, unseen servers, session upserts and the org counter. */
 const APPEND_LAST_SLICE_SQL = `WITH ins AS (

@@ -1,4 +1,4 @@
-// Serializes rows to JSON arrays for json_to_recordset in slices of bounded size, so no statement's text grows unbounded.
+// Serializes rows to JSON arrays for the append statement (jsonb_to_recordset) in slices of bounded size, so no statement grows unbounded.
 import { TooLarge } from '../shared/domain-errors.js';
 
 /** Rows serialized together at most; a batch of up to this many ordinary rows stays one statement. */
