@@ -73,6 +73,8 @@ export interface HistorySize {
   /** TOAST, free-space and visibility maps. */
   otherBytes: number;
   hoursBytes: number;
+  /** The log batches' shared metadata (audit_contexts, migration 010), with its indexes. */
+  contextsBytes: number;
   indexes: { name: string; bytes: number }[];
   bytesPerEvent: number;
 }
@@ -193,9 +195,10 @@ async function phase(ctx: RunContext, url: string, db: BenchDatabase, org: Bench
 }
 
 async function measureSize(db: BenchDatabase): Promise<HistorySize> {
-  const [t] = await db.query<{ rows: string; total: string; heap: string; hours: string }>(
+  const [t] = await db.query<{ rows: string; total: string; heap: string; hours: string; contexts: string }>(
     `SELECT (SELECT count(*) FROM audit_events) AS rows, pg_total_relation_size('audit_events') AS total,
-            pg_relation_size('audit_events') AS heap, pg_total_relation_size('audit_event_hours') AS hours`,
+            pg_relation_size('audit_events') AS heap, pg_total_relation_size('audit_event_hours') AS hours,
+            pg_total_relation_size('audit_contexts') AS contexts`,
   );
   const indexes = await db.query<{ name: string; bytes: string }>(
     `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -211,8 +214,9 @@ async function measureSize(db: BenchDatabase): Promise<HistorySize> {
     heapBytes: heap,
     otherBytes: total - heap - idx.reduce((a, r) => a + r.bytes, 0),
     hoursBytes: hours,
+    contextsBytes: Number(t.contexts),
     indexes: idx,
-    bytesPerEvent: (total + hours) / Number(t.rows),
+    bytesPerEvent: (total + hours + Number(t.contexts)) / Number(t.rows),
   };
 }
 
@@ -294,11 +298,15 @@ async function refillRemoved(ctx: RunContext, db: BenchDatabase, orgId: string, 
   const [{ n }] = await db.query<{ n: string }>(
     `WITH last AS (SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE),
      ins AS (
-       INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+       INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key, context_id)
        SELECT org_id, (SELECT event_seq FROM last) + row_number() OVER (ORDER BY copy, seq), now(), now(), source, type, server_id, session_id, tool_name,
-              action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END
+              action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END, context_id
        FROM (SELECT e.*, copy FROM audit_events e CROSS JOIN generate_series(1, 4) AS copy WHERE e.org_id = $1 ORDER BY copy, e.seq LIMIT $2) AS kept
-       RETURNING seq
+       RETURNING seq, context_id
+     ), ctx AS (
+       -- the copies use their originals' shared metadata: its last use moves up, as a write of the service would move it
+       UPDATE audit_contexts c SET last_seq = greatest(c.last_seq, m.s)
+       FROM (SELECT context_id, max(seq) AS s FROM ins WHERE context_id IS NOT NULL GROUP BY 1) AS m WHERE c.org_id = $1 AND c.id = m.context_id
      )
      UPDATE organizations SET event_seq = (SELECT max(seq) FROM ins) WHERE id = $1 RETURNING (SELECT count(*) FROM ins) AS n`,
     [orgId, removed],
@@ -333,7 +341,7 @@ export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
       const checkpointSeconds = (nowMs() - c0) / 1000;
       ctx.log(`    fill ${fillSeconds.toFixed(0)} s, VACUUM ANALYZE ${vacuumSeconds.toFixed(0)} s, CHECKPOINT ${checkpointSeconds.toFixed(0)} s`);
       const size = await measureSize(db);
-      ctx.log(`    ${size.rows} rows, ${(size.totalBytes / 2 ** 20).toFixed(0)} MiB + hour map ${(size.hoursBytes / 2 ** 20).toFixed(1)} MiB = ${size.bytesPerEvent.toFixed(0)} bytes/event`);
+      ctx.log(`    ${size.rows} rows, ${(size.totalBytes / 2 ** 20).toFixed(0)} MiB + hour map ${(size.hoursBytes / 2 ** 20).toFixed(1)} MiB + contexts ${(size.contextsBytes / 2 ** 20).toFixed(1)} MiB = ${size.bytesPerEvent.toFixed(0)} bytes/event`);
 
       ctx.log('  after the fill: the filled organization');
       // Values from the filled history (before this phase's ingest adds its own servers and tools).

@@ -272,8 +272,9 @@ export interface AuditEventFilter {
 
 
 /**
- * The condition that lets a query of one organization use the filter indexes (session, server, tool, action, type),
- * which lead with uuid_hash(org_id) (migration 006). `org` is the parameter holding the org id; `alias` the table's.
+ * The condition that lets a query of one organization use the filter indexes (session, server, tool, action, type;
+ * source, migration 010), which lead with uuid_hash(org_id) (migration 006). `org` is the parameter holding the org
+ * id; `alias` the table's.
  */
 export function orgHashMatches(org: string, alias = ''): string {
   return `uuid_hash(${alias ? `${alias}.` : ''}org_id) = uuid_hash(${org}::uuid)`;
