@@ -150,7 +150,7 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
     const seq = lastSeq + i + 1;
     const payload = payloadOf(e);
     const own = e.sharedMetadata && e.metadata ? ownMetadata(e.metadata, e.sharedMetadata) : null;
-    rows[i] = {
+    const row: Record<string, unknown> = {
       seq,
       occurred_at: e.occurredAt.toISOString(),
       source: e.source,
@@ -163,8 +163,10 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
       payload: payloadColumn(e, payload),
       metadata: own ?? e.metadata ?? {},
       dedupe_key: isIdentityKey(e.dedupeKey) ? e.dedupeKey : null,
-      ctx: own ? contexts.use(e.sharedMetadata!, seq) : null,
     };
+    // Only rows with shared metadata carry `ctx` (absent is NULL to json_to_recordset): the others' JSON stays as it was.
+    if (own) row.ctx = contexts.use(e.sharedMetadata!, seq);
+    rows[i] = row;
     if (e.serverId) servers.add(e.serverId);
     if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
   }

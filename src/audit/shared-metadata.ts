@@ -5,6 +5,16 @@ export const NESTED_SHARED_KEY = 'cloudwatch';
 
 type Json = Record<string, unknown>;
 
+/** Sets a key as plain data (a `__proto__` key stays a key, as input-safety's storable keeps it). */
+function put(into: Json, k: string, v: unknown): void {
+  Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
+}
+
+/** The object's own value of a key (undefined when it has none: not one of Object.prototype's, as `__proto__`). */
+function ownValue(o: Json, k: string): unknown {
+  return Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
+}
+
 function isPlainObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
 }
@@ -39,19 +49,19 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
   for (const k of Object.keys(metadata)) {
     const v = metadata[k];
     if (v === undefined) continue;
-    if (k === NESTED_SHARED_KEY && shared[k] !== undefined) {
+    if (k === NESTED_SHARED_KEY && ownValue(shared, k) !== undefined) {
       const s = shared[k] as Json;
       const rest: Json = {};
       let any = false;
       for (const ck of Object.keys(v as Json)) {
         const cv = (v as Json)[ck];
-        if (cv === undefined || s[ck] !== undefined) continue;
-        rest[ck] = cv;
+        if (cv === undefined || ownValue(s, ck) !== undefined) continue;
+        put(rest, ck, cv);
         any = true;
       }
-      if (any) own[k] = rest;
-    } else if (shared[k] === undefined) {
-      own[k] = v;
+      if (any) put(own, k, rest);
+    } else if (ownValue(shared, k) === undefined) {
+      put(own, k, v);
     }
   }
   return own;

@@ -40,6 +40,9 @@ describe('ownMetadata', () => {
   it('keeps the keys not shared, and of metadata.cloudwatch the entry\'s own', () => {
     expect(ownMetadata({ source_detail: 'g', traceId: null, payloadFormat: 'subscription', cloudwatch: cw }, shared)).toEqual({ traceId: null });
     expect(ownMetadata({ source_detail: 'g', payloadFormat: 'subscription', cloudwatch: { ...cw, eventId: '1' } }, shared)).toEqual({ cloudwatch: { eventId: '1' } });
+    // A `__proto__` key is kept as a key of its own, not taken as the object's prototype.
+    const own = ownMetadata({ ...shared, ...(JSON.parse('{"__proto__": {"x": 1}}') as object) }, shared);
+    expect(JSON.stringify(own)).toBe('{"__proto__":{"x":1}}');
   });
 
   it('is null when the parts would not give the metadata back', () => {
@@ -123,9 +126,9 @@ describe.each(backendNames)('shared metadata of log batches (%s)', (backendName)
     expected.push(...(await cloudWatchMetadata(bare)));
 
     // Events of another source keep their metadata inline, a `cloudwatch` key of their own included.
-    const raw = toolCall(1, { id: 'raw-1', metadata: { cloudwatch: { logGroup: 'mine' }, payloadFormat: 'x', z: 1 } });
-    expect((await postEvents(app.url, org.key, [raw])).status).toBe(200);
-    expected.push({ ...raw.metadata, id: 'raw-1' });
+    const rawMetadata = { cloudwatch: { logGroup: 'mine' }, payloadFormat: 'x', z: 1 };
+    expect((await postEvents(app.url, org.key, [toolCall(1, { id: 'raw-1', metadata: rawMetadata })])).status).toBe(200);
+    expected.push({ ...rawMetadata, id: 'raw-1' });
 
     await expectMetadata(org, expected);
     const rows = await contextRows(org);
