@@ -162,5 +162,11 @@ describe.each(backendNames)('shared metadata of log batches (%s)', (backendName)
     for (const e of stored) expected.push(made.get(e.metadata.cloudwatch.eventId as string)!);
     expect(stored).toHaveLength(made.size);
     await expectMetadata(org, expected);
+    // What retention relies on: no event's seq is above its context's last_seq.
+    const above = await app.ctx.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM audit_events e JOIN audit_contexts c ON c.org_id = e.org_id AND c.id = e.context_id WHERE e.org_id = $1 AND e.seq > c.last_seq`,
+      [org.id],
+    );
+    expect(above.rows[0].n).toBe(0);
   });
 });
