@@ -161,7 +161,11 @@ export function tableRows(r: BenchResults): string[][] {
     const sr = h.spaceReuse;
     if (sr) {
       const mib = (b: number) => `${int(b / 2 ** 20)} MiB`;
-      rows.push(['history', `table size after the pass + VACUUM, then after ${int(sr.refilledEvents)} events appended again`, `${mib(sr.bytesAfterVacuum)} -> ${mib(sr.bytesAfterRefill)}`, `${mib(sr.bytesBeforePass)} (before the pass)`, ratio(sr.bytesAfterRefill / sr.bytesBeforePass), '']);
+      rows.push(['history', `table size after the pass + VACUUM, then after ${int(sr.refilledEvents)} events appended again + VACUUM`, `${mib(sr.bytesAfterVacuum)} -> ${mib(sr.bytesAfterRefill)}`, `${mib(sr.bytesBeforePass)} (before the pass)`, ratio(sr.bytesAfterRefill / sr.bytesBeforePass), '']);
+      if (sr.cycles?.length) {
+        const last = sr.cycles[sr.cycles.length - 1];
+        rows.push(['history', `then ${sr.cycles.length} cycles of the oldest ~${int(last.removed)} removed + as many appended: size after each`, sr.cycles.map((c) => mib(c.bytes)).join(' -> '), `${mib(sr.bytesAfterRefill)} (before the cycles)`, ratio(last.bytes / sr.bytesAfterRefill), '']);
+      }
     }
   }
   return rows;

@@ -61,7 +61,12 @@ function historyMarkdown(h: HistoryResult): string[] {
           `Space after removal (rows are deleted, not partitions dropped): audit_events with its indexes was ${int(h.spaceReuse.bytesBeforePass / 2 ** 20)} MiB before the pass, ` +
             `${int(h.spaceReuse.bytesAfterVacuum / 2 ** 20)} MiB after it and a VACUUM (${h.spaceReuse.vacuumSeconds.toFixed(0)} s; what autovacuum does), and ` +
             `${int(h.spaceReuse.bytesAfterRefill / 2 ** 20)} MiB after ${int(h.spaceReuse.refilledEvents)} events (as many as were removed) were appended again by SQL ` +
-            `(${h.spaceReuse.refillSeconds.toFixed(0)} s). Two cycles in a row: docs/retention.md.`,
+            `in transactions of 20,000, and a VACUUM (${h.spaceReuse.refillSeconds.toFixed(0)} s)` +
+            (h.spaceReuse.cycles?.length
+              ? `; then, in each of ${h.spaceReuse.cycles.length} cycles, the oldest events removed (${h.spaceReuse.cycles.map((c) => int(c.removed)).join(', ')}), VACUUM, as many appended, VACUUM: ` +
+                `${h.spaceReuse.cycles.map((c) => `${int(c.bytes / 2 ** 20)} MiB`).join(', ')} (heap ${h.spaceReuse.cycles.map((c) => `${int(c.heapBytes / 2 ** 20)}`).join(', ')} MiB)`
+              : '') +
+            `. Why the first cycle differs: docs/retention.md.`,
           '',
         ]
       : []),

@@ -10,6 +10,7 @@ import { explainProbe, filterValues, historyProbes, newestOccurredMs, type Filte
 import { createDatabase, createOrg, serviceEnv, type BenchDatabase, type BenchOrg } from '../lib/provision.js';
 import { psqlFile } from '../lib/psql.js';
 import { measureRetentionPass, type RetentionMeasure } from '../lib/retention-measure.js';
+import { measureSpaceReuse, type SpaceReuse } from '../lib/space-reuse.js';
 import { ROOT, startServer } from '../lib/service.js';
 import { startWorker } from '../lib/workers.js';
 import type { SendLoopDone } from '../lib/send-loop.js';
@@ -25,6 +26,9 @@ const RETENTION_DAYS = 30;
 const PASS_SENDERS = 2;
 const PASS_BATCH = 200;
 const PASS_CALM_MS = 10_000;
+/** After the pass: cycles of removing this share of the organization's oldest events and appending as many. */
+const SPACE_CYCLES = 3;
+const SPACE_CYCLE_FRACTION = 0.1;
 
 export interface LatencySummary {
   requests: number;
@@ -89,11 +93,8 @@ export interface HistoryResult {
   /** EXPLAIN (ANALYZE, BUFFERS) of each probe after the fill, once. */
   plans: { name: string; order: string | null; plan: string; buffers: number; ms: number }[];
   retention: RetentionMeasure & { senders: number; batchSize: number; ingestCalm: LatencySummary; ingestDuringPass: LatencySummary; ingestFailed: number };
-  /**
-   * Whether removed space is used again (removal by DELETE, not partition drops): the table's size before the pass,
-   * after it and a VACUUM (what autovacuum does), and after as many new events as were removed were appended by SQL.
-   */
-  spaceReuse: { bytesBeforePass: number; bytesAfterVacuum: number; bytesAfterRefill: number; refilledEvents: number; vacuumSeconds: number; refillSeconds: number };
+  /** Whether removed space is used again (removal by DELETE, not partition drops): after the pass, then steady cycles. */
+  spaceReuse: SpaceReuse;
   /** Events stored per second after the fill over before. */
   ingestRatio: number;
   /** The page probe (not the stats window) with the highest p99 after the fill. */
@@ -282,41 +283,6 @@ async function retentionUnderIngest(ctx: RunContext, url: string, db: BenchDatab
   return r;
 }
 
-/**
- * After a retention pass: VACUUM (as autovacuum would; it may be off where this runs), then append as many events as
- * the pass removed, copies of kept ones with new seqs and keys, and measure whether the table grew again.
- */
-async function refillRemoved(ctx: RunContext, db: BenchDatabase, orgId: string, removed: number, bytesBeforePass: number): Promise<HistoryResult['spaceReuse']> {
-  const v0 = nowMs();
-  // Twice, as autovacuum would have by the time new events arrive: the first removes the rows and empties index pages,
-  // the second hands those pages back for reuse (they cannot be reused in the VACUUM that emptied them).
-  await db.query('VACUUM audit_events');
-  await db.query('VACUUM audit_events');
-  const vacuumSeconds = (nowMs() - v0) / 1000;
-  const bytesAfterVacuum = (await measureSize(db)).totalBytes;
-  const r0 = nowMs();
-  const [{ n }] = await db.query<{ n: string }>(
-    `WITH last AS (SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE),
-     ins AS (
-       INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key, context_id)
-       SELECT org_id, (SELECT event_seq FROM last) + row_number() OVER (ORDER BY copy, seq), now(), now(), source, type, server_id, session_id, tool_name,
-              action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END, context_id
-       FROM (SELECT e.*, copy FROM audit_events e CROSS JOIN generate_series(1, 4) AS copy WHERE e.org_id = $1 ORDER BY copy, e.seq LIMIT $2) AS kept
-       RETURNING seq, context_id
-     ), ctx AS (
-       -- the copies use their originals' shared metadata: its last use moves up, as a write of the service would move it
-       UPDATE audit_contexts c SET last_seq = greatest(c.last_seq, m.s)
-       FROM (SELECT context_id, max(seq) AS s FROM ins WHERE context_id IS NOT NULL GROUP BY 1) AS m WHERE c.org_id = $1 AND c.id = m.context_id
-     )
-     UPDATE organizations SET event_seq = (SELECT max(seq) FROM ins) WHERE id = $1 RETURNING (SELECT count(*) FROM ins) AS n`,
-    [orgId, removed],
-  );
-  const refillSeconds = (nowMs() - r0) / 1000;
-  const bytesAfterRefill = (await measureSize(db)).totalBytes;
-  const mib = (b: number) => `${(b / 2 ** 20).toFixed(0)} MiB`;
-  ctx.log(`    space: ${mib(bytesBeforePass)} before the pass, ${mib(bytesAfterVacuum)} after it and VACUUM (${vacuumSeconds.toFixed(0)} s), ${mib(bytesAfterRefill)} after ${Number(n).toLocaleString('en-US')} events appended again (${refillSeconds.toFixed(0)} s)`);
-  return { bytesBeforePass, bytesAfterVacuum, bytesAfterRefill, refilledEvents: Number(n), vacuumSeconds, refillSeconds };
-}
 
 export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
   const db = await createDatabase();
@@ -356,7 +322,7 @@ export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
 
       const bytesBeforePass = (await measureSize(db)).totalBytes;
       const retention = await retentionUnderIngest(ctx, svc.url, db, big);
-      const spaceReuse = await refillRemoved(ctx, db, big.id, retention.removedEvents, bytesBeforePass);
+      const spaceReuse = await measureSpaceReuse(ctx, db, big.id, retention.removedEvents, bytesBeforePass, SPACE_CYCLES, SPACE_CYCLE_FRACTION);
       const worst = after.probes.filter((p) => p.kind === 'list').sort((a, b) => b.latencyMs.p99 - a.latencyMs.p99)[0];
       return {
         events: EVENTS,
