@@ -147,7 +147,7 @@ export function tableRows(r: BenchResults): string[][] {
       const sb = b.probes.find((p) => p.name === s.name);
       rows.push(['history', `dashboard aggregate: ${s.name} p50 / p99`, `${ms(s.latencyMs.p50)} / ${ms(s.latencyMs.p99)}`, sb ? `${ms(sb.latencyMs.p50)} / ${ms(sb.latencyMs.p99)} (before the fill)` : '', '', '']);
     }
-    rows.push(['history', `bytes per event (table, indexes, TOAST, hour map; ${int(h.size.rows)} rows)`, int(h.size.bytesPerEvent), '', '', '']);
+    rows.push(['history', `bytes per event (table, indexes, TOAST, hour map, shared contexts; ${int(h.size.rows)} rows)`, int(h.size.bytesPerEvent), '', '', '']);
     const rt = h.retention;
     rows.push([
       'history',

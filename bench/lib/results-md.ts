@@ -42,7 +42,7 @@ function historyMarkdown(h: HistoryResult): string[] {
   }
   out.push(
     '',
-    `Size after the fill and vacuum (${int(size.rows)} rows in audit_events, every organization): ${mib(size.totalBytes)} + hour map ${mib(size.hoursBytes)} = ` +
+    `Size after the fill and vacuum (${int(size.rows)} rows in audit_events, every organization): ${mib(size.totalBytes)} + hour map ${mib(size.hoursBytes)} + contexts ${mib(size.contextsBytes ?? 0)} = ` +
       `**${int(size.bytesPerEvent)} bytes/event**; heap ${mib(size.heapBytes)} (${int(size.heapBytes / size.rows)} B/event), TOAST and maps ${mib(size.otherBytes)}, ` +
       size.indexes.map((x) => `${x.name} ${mib(x.bytes)} (${int(x.bytes / size.rows)} B/event)`).join(', ') +
       '.',

@@ -47,11 +47,15 @@ async function appendCopies(db: BenchDatabase, orgId: string, n: number): Promis
     const [{ c }] = await db.query<{ c: string }>(
       `WITH last AS (SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE),
        ins AS (
-         INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+         INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key, context_id)
          SELECT org_id, (SELECT event_seq FROM last) + row_number() OVER (ORDER BY seq), now(), now(), source, type, server_id, session_id, tool_name,
-                action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END
+                action, latency_ms, payload, metadata, CASE WHEN dedupe_key IS NOT NULL THEN audit_dedupe_digest(gen_random_uuid()::text) END, context_id
          FROM (SELECT * FROM audit_events WHERE org_id = $1 AND seq >= $3 ORDER BY seq LIMIT $2) AS kept
-         RETURNING seq
+         RETURNING seq, context_id
+       ), ctx AS (
+         -- the copies use their originals' shared metadata (migration 010): its last use moves up, as a write would move it
+         UPDATE audit_contexts c SET last_seq = greatest(c.last_seq, m.s)
+         FROM (SELECT context_id, max(seq) AS s FROM ins WHERE context_id IS NOT NULL GROUP BY 1) AS m WHERE c.org_id = $1 AND c.id = m.context_id
        )
        UPDATE organizations SET event_seq = (SELECT max(seq) FROM ins) WHERE id = $1 RETURNING (SELECT count(*) FROM ins) AS c`,
       [orgId, Math.min(APPEND_BATCH, n - appended), Number(lo) + appended],

@@ -77,6 +77,8 @@ export interface HistorySize {
   /** TOAST, free-space and visibility maps. */
   otherBytes: number;
   hoursBytes: number;
+  /** The log batches' shared metadata (audit_contexts, migration 010), with its indexes. */
+  contextsBytes: number;
   indexes: { name: string; bytes: number }[];
   bytesPerEvent: number;
 }
@@ -194,9 +196,10 @@ async function phase(ctx: RunContext, url: string, db: BenchDatabase, org: Bench
 }
 
 async function measureSize(db: BenchDatabase): Promise<HistorySize> {
-  const [t] = await db.query<{ rows: string; total: string; heap: string; hours: string }>(
+  const [t] = await db.query<{ rows: string; total: string; heap: string; hours: string; contexts: string }>(
     `SELECT (SELECT count(*) FROM audit_events) AS rows, pg_total_relation_size('audit_events') AS total,
-            pg_relation_size('audit_events') AS heap, pg_total_relation_size('audit_event_hours') AS hours`,
+            pg_relation_size('audit_events') AS heap, pg_total_relation_size('audit_event_hours') AS hours,
+            pg_total_relation_size('audit_contexts') AS contexts`,
   );
   const indexes = await db.query<{ name: string; bytes: string }>(
     `SELECT c.relname AS name, pg_relation_size(c.oid) AS bytes FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
@@ -212,8 +215,9 @@ async function measureSize(db: BenchDatabase): Promise<HistorySize> {
     heapBytes: heap,
     otherBytes: total - heap - idx.reduce((a, r) => a + r.bytes, 0),
     hoursBytes: hours,
+    contextsBytes: Number(t.contexts),
     indexes: idx,
-    bytesPerEvent: (total + hours) / Number(t.rows),
+    bytesPerEvent: (total + hours + Number(t.contexts)) / Number(t.rows),
   };
 }
 
@@ -303,7 +307,7 @@ export async function runHistory(ctx: RunContext): Promise<HistoryResult> {
       const checkpointSeconds = (nowMs() - c0) / 1000;
       ctx.log(`    fill ${fillSeconds.toFixed(0)} s, VACUUM ANALYZE ${vacuumSeconds.toFixed(0)} s, CHECKPOINT ${checkpointSeconds.toFixed(0)} s`);
       const size = await measureSize(db);
-      ctx.log(`    ${size.rows} rows, ${(size.totalBytes / 2 ** 20).toFixed(0)} MiB + hour map ${(size.hoursBytes / 2 ** 20).toFixed(1)} MiB = ${size.bytesPerEvent.toFixed(0)} bytes/event`);
+      ctx.log(`    ${size.rows} rows, ${(size.totalBytes / 2 ** 20).toFixed(0)} MiB + hour map ${(size.hoursBytes / 2 ** 20).toFixed(1)} MiB + contexts ${(size.contextsBytes / 2 ** 20).toFixed(1)} MiB = ${size.bytesPerEvent.toFixed(0)} bytes/event`);
 
       ctx.log('  after the fill: the filled organization');
       // Values from the filled history (before this phase's ingest adds its own servers and tools).

@@ -20,7 +20,19 @@ CREATE TEMP TABLE fill_orgs AS
   SELECT :'org'::uuid AS org_id, :n::bigint AS n
   UNION ALL SELECT ('00000000-0000-4000-8000-00000000000' || c)::uuid, 50000 FROM unnest(ARRAY['b','c','d','e']) AS c;
 
-INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
+-- The shared metadata of the CloudWatch batches (migration 010), as the service stores it: one context per log stream,
+-- a stream per 5,000 seqs (its batches share it), last_seq the stream's last seq.
+INSERT INTO audit_contexts (org_id, id, digest, last_seq, context)
+SELECT o.org_id, b + 1, audit_context_digest(c.context), least(b * 5000 + 4999, o.n), c.context
+FROM fill_orgs o
+CROSS JOIN LATERAL generate_series(0, o.n / 5000) AS b
+CROSS JOIN LATERAL (
+  SELECT jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway-prod', 'payloadFormat', 'subscription',
+    'cloudwatch', jsonb_build_object('logGroup', '/aws/lambda/mcp-gateway-prod', 'logStream', '2026/11/01/[$LATEST]' || md5(o.org_id::text || b::text),
+      'owner', '123456789012', 'subscriptionFilters', jsonb_build_array('mcp-audit'), 'messageType', 'DATA_MESSAGE')) AS context
+) AS c;
+
+INSERT INTO audit_events (org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key, context_id)
 SELECT o.org_id, g, v.t, v.t + interval '150 ms', v.src, v.typ, v.srv,
        CASE WHEN v.typ = 'log' THEN NULL ELSE v.ses END,
        CASE WHEN v.typ = 'tool_call' THEN v.tool END,
@@ -32,16 +44,15 @@ SELECT o.org_id, g, v.t, v.t + interval '150 ms', v.src, v.typ, v.srv,
          WHEN 'session_update' THEN json_build_object('type', 'session_update', 'sessionId', v.ses, 'status', 'suspended', 'timestamp', v.t)
        END,
        -- metadata as the service stores it per source (src/ingest/to-audit-event.ts): the raw message whole, its parsed
-       -- fields, the ids found in it and the batch context; a raw event keeps its own id
+       -- fields and the ids found in it; a CloudWatch event's batch context is its stream's audit_contexts row, the event
+       -- keeps its own eventId; a raw event keeps its own id
        CASE v.src
-         WHEN 'cloudwatch' THEN jsonb_build_object('source_detail', '/aws/lambda/mcp-gateway-prod', 'traceId', v.trace, 'requestId', v.req,
+         WHEN 'cloudwatch' THEN jsonb_build_object('traceId', v.trace, 'requestId', v.req,
            'actionWord', v.word, 'level', 'INFO', 'format', 'logfmt',
            'fields', jsonb_build_object('level', 'info', 'msg', 'tool call', 'tool', v.tool, 'action', v.word, 'server', v.srv, 'session', v.ses, 'latency_ms', v.lat::text, 'trace_id', v.trace),
            'message', to_char(v.t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || E'\t' || v.req || E'\tINFO\tlevel=info msg="tool call" tool=' || v.tool || ' action=' || v.word
              || ' server=' || v.srv || ' session=' || v.ses || ' latency_ms=' || v.lat || ' trace_id=' || v.trace || E'\n',
-           'payloadFormat', 'subscription',
-           'cloudwatch', jsonb_build_object('logGroup', '/aws/lambda/mcp-gateway-prod', 'logStream', '2026/11/01/[$LATEST]' || md5(o.org_id::text || (g / 5000)::text),
-             'owner', '123456789012', 'subscriptionFilters', jsonb_build_array('mcp-audit'), 'messageType', 'DATA_MESSAGE', 'eventId', (37000000000000000000000000000000000000000000000000000000 + g)::text))
+           'cloudwatch', jsonb_build_object('eventId', (37000000000000000000000000000000000000000000000000000000 + g)::text))
          WHEN 'datadog' THEN jsonb_build_object('source_detail', 'mcp-gateway', 'traceId', v.trace, 'level', 'info', 'format', 'json',
            'fields', jsonb_build_object('tool', v.tool, 'outcome', v.word, 'server', v.srv, 'session_id', v.ses, 'duration_ms', v.lat),
            'message', json_build_object('msg', 'tool call', 'tool', v.tool, 'outcome', v.word, 'server', v.srv, 'session_id', v.ses, 'duration_ms', v.lat, 'dd.trace_id', v.trace)::text,
@@ -51,7 +62,8 @@ SELECT o.org_id, g, v.t, v.t + interval '150 ms', v.src, v.typ, v.srv,
        END,
        audit_dedupe_digest(CASE v.src WHEN 'cloudwatch' THEN 'cw:' || (37000000000000000000000000000000000000000000000000000000 + g)::text
                   WHEN 'datadog' THEN 'dd:' || md5(g::text)
-                  ELSE 'raw:id:' || md5(o.org_id::text || g::text) END)
+                  ELSE 'raw:id:' || md5(o.org_id::text || g::text) END),
+       CASE WHEN v.src = 'cloudwatch' THEN (g / 5000)::int + 1 END
 FROM fill_orgs o
 CROSS JOIN LATERAL generate_series(1, o.n) AS g
 CROSS JOIN LATERAL (

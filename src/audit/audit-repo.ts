@@ -11,6 +11,7 @@ import { isIdentityKey, STREAM_EVENT_TYPES } from './audit-types.js';
 import { NotFound } from '../shared/domain-errors.js';
 import { rowJsonSlices } from './row-json.js';
 import { seqBoundsOfTimes } from './event-hours.js';
+import { ownMetadata, WriteContexts } from './shared-metadata.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -89,16 +90,48 @@ export async function existingKeysAndSessions(
  * Inserts one slice of rows (a JSON array, $2) of an org's batch. The array is read as jsonb: Postgres parses it once,
  * and each row's metadata is taken from it as jsonb (read as json, the metadata's text was parsed a second time into
  * jsonb; about a sixth less backend time per row). The payload travels as a JSON string, so the json column keeps
- * exactly the text the service wrote (jsonb would reorder its keys).
+ * exactly the text the service wrote (jsonb would reorder its keys). With `contexts` (the parameter holding the
+ * write's shared metadata, see contextCtes) each row's `ctx` (a position in that list) becomes its context_id, by one
+ * join however many contexts the write has (rows still go in in seq order).
  */
-const INSERT_ROWS_SQL = `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key)
-       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload::json, r.metadata, audit_dedupe_digest(r.dedupe_key)
+function insertRowsSql(contexts: string | null): string {
+  return `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key${contexts ? ', context_id' : ''})
+       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload::json, r.metadata, audit_dedupe_digest(r.dedupe_key)${contexts ? ', m.id' : ''}
        FROM jsonb_to_recordset($2::jsonb) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
-         tool_name text, action text, latency_ms int, payload text, metadata jsonb, dedupe_key text)`;
+         tool_name text, action text, latency_ms int, payload text, metadata jsonb, dedupe_key text${contexts ? ', ctx int' : ''})${
+         contexts
+           ? `
+       LEFT JOIN (SELECT c_in.i, x.id FROM c_in JOIN ctx x ON x.digest = c_in.digest) AS m ON m.i = r.ctx
+       ORDER BY r.seq`
+           : ''
+       }`;
+}
+
+/**
+ * The write's shared metadata (the parameter `p`: a JSON array of {i, context, last_seq}) upserted into the org's
+ * audit_contexts: a context already stored (same digest) gets its last_seq raised, a new one the next free id of the
+ * org (ids are assigned under the org's seq lock, so no other write assigns them meanwhile). `ctx` returns every id.
+ */
+function contextCtes(p: string): string {
+  return `c_in AS (
+       SELECT c.i, audit_context_digest(c.context) AS digest, c.context, c.last_seq FROM json_to_recordset(${p}::json) AS c(i int, context jsonb, last_seq bigint)
+     ), ctx AS (
+       INSERT INTO audit_contexts AS a (org_id, id, digest, context, last_seq)
+       SELECT $1, (SELECT coalesce(max(id), 0) FROM audit_contexts WHERE org_id = $1) + row_number() OVER (ORDER BY u.digest), u.digest, u.context, u.last_seq
+       FROM (SELECT DISTINCT ON (digest) digest, context, max(last_seq) OVER (PARTITION BY digest) AS last_seq FROM c_in ORDER BY digest) AS u
+       ON CONFLICT (org_id, digest) DO UPDATE SET last_seq = greatest(a.last_seq, excluded.last_seq)
+       RETURNING a.id, a.digest
+     )`;
+}
+
+/** A slice that is not the batch's last: its rows (and, when it has some, the write's shared metadata). */
+const INSERT_ROWS_SQL = insertRowsSql(null);
+const INSERT_ROWS_WITH_CONTEXTS_SQL = `WITH ${contextCtes('$3')} ${insertRowsSql('$3')}`;
 
 /** The last (often the only) slice of a batch: its rows, unseen servers, session upserts and the org counter. */
-const APPEND_LAST_SLICE_SQL = `WITH ins AS (
-       ${INSERT_ROWS_SQL}
+function appendLastSliceSql(contexts: boolean): string {
+  return `WITH ${contexts ? `${contextCtes('$6')}, ` : ''}ins AS (
+       ${insertRowsSql(contexts ? '$6' : null)}
      ), srv AS (
        INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
        ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
@@ -106,6 +139,9 @@ const APPEND_LAST_SLICE_SQL = `WITH ins AS (
        ${upsertSessionsSql('$1', '$5')}
      )
      UPDATE organizations SET event_seq = $3 WHERE id = $1`;
+}
+const APPEND_LAST_SLICE_SQL = appendLastSliceSql(false);
+const APPEND_LAST_SLICE_WITH_CONTEXTS_SQL = appendLastSliceSql(true);
 
 /**
  * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
@@ -118,12 +154,14 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
   const rows: Record<string, unknown>[] = new Array(n);
   const streamed: StreamEvent[] = [];
   const servers = new Set<string>();
+  const contexts = new WriteContexts();
 
   for (let i = 0; i < n; i++) {
     const e = events[i];
     const seq = lastSeq + i + 1;
     const payload = payloadOf(e);
-    rows[i] = {
+    const own = e.sharedMetadata && e.metadata ? ownMetadata(e.metadata, e.sharedMetadata) : null;
+    const row: Record<string, unknown> = {
       seq,
       occurred_at: e.occurredAt.toISOString(),
       source: e.source,
@@ -134,9 +172,12 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
       action: e.action ?? null,
       latency_ms: e.latencyMs ?? null,
       payload: payloadColumn(e, payload),
-      metadata: e.metadata ?? {},
+      metadata: own ?? e.metadata ?? {},
       dedupe_key: isIdentityKey(e.dedupeKey) ? e.dedupeKey : null,
     };
+    // Only rows with shared metadata carry `ctx` (absent is NULL to json_to_recordset): the others' JSON stays as it was.
+    if (own) row.ctx = contexts.use(e.sharedMetadata!, seq);
+    rows[i] = row;
     if (e.serverId) servers.add(e.serverId);
     if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
   }
@@ -144,14 +185,20 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
   // The rows travel as JSON documents (serialized natively, unlike 12 text arrays escaped element by element in JS),
   // in slices of bounded size: a batch of ordinary size is one statement, one round trip while the org's seq lock is
   // held; a larger one is several statements in the same transaction, the last of which also updates the counters.
+  // The write's shared metadata goes with every slice (each upserts it and reads its ids; a batch is rarely sliced).
+  const ctxJson = contexts.entries.length ? JSON.stringify(contexts.entries) : null;
   const slices = rowJsonSlices(rows);
   let slice = slices.next();
   while (!slice.done) {
     const next = slices.next();
     if (next.done) {
-      await tx.query(APPEND_LAST_SLICE_SQL, [orgId, slice.value, lastSeq + n, [...servers].sort(), sessionUpsertsJson(sessions)]);
-    } else {
+      const params = [orgId, slice.value, lastSeq + n, [...servers].sort(), sessionUpsertsJson(sessions)];
+      if (ctxJson === null) await tx.query(APPEND_LAST_SLICE_SQL, params);
+      else await tx.query(APPEND_LAST_SLICE_WITH_CONTEXTS_SQL, [...params, ctxJson]);
+    } else if (ctxJson === null) {
       await tx.query(INSERT_ROWS_SQL, [orgId, slice.value]);
+    } else {
+      await tx.query(INSERT_ROWS_WITH_CONTEXTS_SQL, [orgId, slice.value, ctxJson]);
     }
     slice = next;
   }
@@ -238,8 +285,9 @@ export interface AuditEventFilter {
 
 
 /**
- * The condition that lets a query of one organization use the filter indexes (session, server, tool, action, type),
- * which lead with uuid_hash(org_id) (migration 006). `org` is the parameter holding the org id; `alias` the table's.
+ * The condition that lets a query of one organization use the filter indexes (session, server, tool, action, type;
+ * source, migration 010), which lead with uuid_hash(org_id) (migration 006). `org` is the parameter holding the org
+ * id; `alias` the table's.
  */
 export function orgHashMatches(org: string, alias = ''): string {
   return `uuid_hash(${alias ? `${alias}.` : ''}org_id) = uuid_hash(${org}::uuid)`;
@@ -257,7 +305,10 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   if (f.sessionId) add('session_id = ?', f.sessionId);
   if (f.toolName) add('tool_name = ?', f.toolName);
   if (f.action) add('action = ?', f.action);
-  if (f.source) add('source = ?', f.source);
+  if (f.source) {
+    add('source = ?', f.source);
+    where.push(`audit_source_code(source) = audit_source_code($${params.length}::text)`); // the source index (migration 010)
+  }
   if (f.from) add('occurred_at >= ?', f.from.toISOString());
   if (f.to) add('occurred_at < ?', f.to.toISOString());
   if (f.from || f.to) {
@@ -277,8 +328,13 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   return r.rows.map(toAuditEventRow);
 }
 
-/** The columns an API listing or export shows of an event, in the order of AuditEventDbRow. */
-export const AUDIT_EVENT_COLUMNS = 'seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms, metadata';
+/**
+ * The columns an API listing or export shows of an event (of audit_events, not aliased), in the order of
+ * AuditEventDbRow; metadata with its batch's shared part put back (audit_event_metadata, migration 010).
+ */
+export const AUDIT_EVENT_COLUMNS = `seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms,
+  CASE WHEN context_id IS NULL THEN metadata ELSE audit_event_metadata(metadata,
+    (SELECT c.context FROM audit_contexts c WHERE c.org_id = audit_events.org_id AND c.id = audit_events.context_id)) END AS metadata`;
 
 export interface AuditEventDbRow {
   seq: number;

@@ -33,6 +33,11 @@ export interface NewAuditEvent {
   action?: string | null;
   latencyMs?: number | null;
   metadata?: Record<string, unknown>;
+  /**
+   * The part of `metadata` every entry of its log batch shares, holding the very values found in `metadata` (the same
+   * object for the whole batch): stored once per organization (audit_contexts, migration 010), not in each row.
+   */
+  sharedMetadata?: Record<string, unknown>;
   dedupeKey: string;
   /** Spec 2.2/2.3 payload fields for anomaly and session_update events (tool_call payloads are derived). */
   payload?: AnomalyPayload | SessionUpdatePayload | null;

@@ -76,11 +76,13 @@ function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) =
   const shared = batchContext(batch);
   const sourceDetail = batch.logGroup || opts.sourceDetailFallback || null;
   const sentAt = opts.sentAt ?? null;
+  // What every entry's metadata holds alike (toAuditEvent sets source_detail): stored once, not per event.
+  const sharedMetadata = { source_detail: sourceDetail, payloadFormat: opts.payloadFormat, cloudwatch: shared };
   return (i) => {
     const e = batch.events[i];
     const metadata: Record<string, unknown> = { payloadFormat: opts.payloadFormat, cloudwatch: entryContext(shared, e) };
     if (opts.extra) Object.assign(metadata, opts.extra(e, i));
-    return toAuditEvent(normalizeMessage(e.message), {
+    const event = toAuditEvent(normalizeMessage(e.message), {
       source: opts.source,
       sourceDetail,
       timestamp: e.timestamp,
@@ -90,6 +92,8 @@ function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) =
       dedupeKey: keyFor(e, i),
       metadata,
     });
+    event.sharedMetadata = sharedMetadata;
+    return event;
   };
 }
 

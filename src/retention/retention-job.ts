@@ -1,12 +1,12 @@
 // The retention job: on a timer on every instance, run by one instance at a time (a lease in Postgres), it removes each
-// organization's expired events in bounded batches, then the sessions and servers no event names any more.
+// organization's expired events in bounded batches, then the sessions, servers and shared metadata no event uses any more.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Db } from '../db/db.js';
 import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
 import { deleteOutcomesBefore } from '../audit/ingest-requests-repo.js';
-import { deleteEmptyHours, deleteOrphans, deleteSeqRange, firstKeptSeqIn, oldestSeq, receivedAtOf, retainedOrgs } from './retention-repo.js';
+import { deleteEmptyHours, deleteOrphans, deleteUnusedContexts, deleteSeqRange, firstKeptSeqIn, oldestSeq, receivedAtOf, retainedOrgs } from './retention-repo.js';
 
 export interface RetentionOptions {
   db: Db;
@@ -33,6 +33,8 @@ export interface OrgPass {
   keptFromSeq: number | null;
   removedSessions: number;
   removedServers: number;
+  /** Shared metadata rows (audit_contexts) no kept event uses. */
+  removedContexts: number;
   /** Idempotency-Key outcomes recorded before the cutoff. */
   removedIdempotencyKeys: number;
 }
@@ -63,7 +65,7 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
 
   async function passOrg(orgId: string, days: number): Promise<OrgPass | 'lost'> {
     const cutoff = new Date(now() - days * 86_400_000);
-    const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0, removedIdempotencyKeys: 0 };
+    const out: OrgPass = { orgId, days, removedEvents: 0, keptFromSeq: null, removedSessions: 0, removedServers: 0, removedContexts: 0, removedIdempotencyKeys: 0 };
     const first = await oldestSeq(opts.db, orgId);
     if (first === null) return (await removeKeyRecords(orgId, cutoff, out)) ? out : 'lost';
     const last = await currentSeq(opts.db, orgId);
@@ -92,6 +94,7 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
     const orphans = await deleteOrphans(opts.db, orgId, lo, [...sessions], [...servers]);
     out.removedSessions = orphans.sessions;
     out.removedServers = orphans.servers;
+    out.removedContexts = await deleteUnusedContexts(opts.db, orgId, lo);
     // Records of Idempotency-Keys go only as far as their events did: none newer than the oldest event kept.
     const keptSince = out.keptFromSeq === null ? null : await receivedAtOf(opts.db, orgId, out.keptFromSeq);
     const before = keptSince !== null && keptSince < cutoff ? keptSince : cutoff;

@@ -1,5 +1,5 @@
-// SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session and
-// server rows left without events.
+// SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session,
+// server and shared metadata rows left without events.
 import type { Queryable, Db } from '../db/db.js';
 import { lockOrgSeq, orgHashMatches } from '../audit/audit-repo.js';
 export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
@@ -110,6 +110,19 @@ export async function deleteOrphans(db: Db, orgId: string, removedBelow: number,
     out.servers += n.servers;
   }
   return out;
+}
+
+/**
+ * Removes the org's shared metadata rows (audit_contexts) no stored event uses any more: those whose last use was
+ * below `removedBelow` (every event below it is gone, and an event's seq is never above its context's last_seq).
+ * Under the org's seq lock, so no write raises a last_seq or reuses a context between check and removal.
+ */
+export async function deleteUnusedContexts(db: Db, orgId: string, removedBelow: number): Promise<number> {
+  return db.transaction(async (tx) => {
+    await lockOrgSeq(tx, orgId);
+    const r = await tx.query('DELETE FROM audit_contexts WHERE org_id = $1 AND last_seq < $2', [orgId, removedBelow]);
+    return r.rowCount;
+  });
 }
 
 /** When the org's event `seq` was stored, or null when it is not stored. */

@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { MAX_SLICE_CHARS, rowJsonSlices } from '../../src/audit/row-json.js';
+import { listAuditEvents } from '../../src/audit/audit-repo.js';
 import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
 import { createOrg, startApp, type RunningApp } from '../helpers/app.js';
 
@@ -55,5 +56,34 @@ describe.each(backendNames)('append of a batch larger than one statement (%s)', 
     expect(rows.rows.every((x, i) => x.pad.startsWith(`${i}.`))).toBe(true);
     const counter = await app.ctx.db.query<{ event_seq: string }>('SELECT event_seq FROM organizations WHERE id = $1', [org.id]);
     expect(Number(counter.rows[0].event_seq)).toBe(n);
+  });
+
+  it('stores the shared metadata of a batch in several statements once, each row naming it, and reads every row whole', async () => {
+    const org = await createOrg(app.url);
+    const n = 2_600;
+    // Two log streams' contexts, alternating, as a group of two requests would hold them.
+    const shared = [0, 1].map((k) => ({ source_detail: 'g', payloadFormat: 'subscription', cloudwatch: { logGroup: 'g', logStream: `s-${k}` } }));
+    const events: NewAuditEvent[] = Array.from({ length: n }, (_, i) => {
+      const s = shared[i % 2];
+      return {
+        type: 'log',
+        source: 'cloudwatch',
+        occurredAt: new Date(1714558800000 + i),
+        metadata: { ...s, cloudwatch: { ...s.cloudwatch, eventId: String(i) }, message: `${i}`.padEnd(4_000, '.') },
+        sharedMetadata: s,
+        dedupeKey: `cw:${i}`,
+      };
+    });
+    expect(JSON.stringify(events).length).toBeGreaterThan(MAX_SLICE_CHARS);
+    expect((await app.ctx.recorder.recordEvents(org.id, events)).accepted).toBe(n);
+    const contexts = await app.ctx.db.query<{ stream: string; last_seq: string }>(
+      `SELECT context -> 'cloudwatch' ->> 'logStream' AS stream, last_seq FROM audit_contexts WHERE org_id = $1 ORDER BY 1`,
+      [org.id],
+    );
+    expect(contexts.rows.map((r) => [r.stream, Number(r.last_seq)])).toEqual([['s-0', n - 1], ['s-1', n]]);
+    const listed = await listAuditEvents(app.ctx.db, org.id, { order: 'asc', limit: n });
+    expect(listed.map((e) => e.metadata)).toEqual(events.map((e) => e.metadata));
+    const named = await app.ctx.db.query<{ n: number }>('SELECT count(context_id)::int AS n FROM audit_events WHERE org_id = $1', [org.id]);
+    expect(named.rows[0].n).toBe(n);
   });
 });
