@@ -1,19 +1,10 @@
 // Splits an event's metadata into the part its log batch shares (stored once per organization) and its own part.
+import { hasOwn, ownValue, setOwn } from '../shared/own-keys.js';
 
 /** The metadata key whose object is shared key by key (the entry's own keys, such as eventId, stay with the event). */
 export const NESTED_SHARED_KEY = 'cloudwatch';
 
 type Json = Record<string, unknown>;
-
-/** Sets a key as plain data (a `__proto__` key stays a key, as input-safety's storable keeps it). */
-function put(into: Json, k: string, v: unknown): void {
-  Object.defineProperty(into, k, { value: v, enumerable: true, writable: true, configurable: true });
-}
-
-/** The object's own value of a key (undefined when it has none: not one of Object.prototype's, as `__proto__`). */
-function ownValue(o: Json, k: string): unknown {
-  return Object.prototype.hasOwnProperty.call(o, k) ? o[k] : undefined;
-}
 
 function isPlainObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
@@ -31,13 +22,13 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
   for (const k of Object.keys(shared)) {
     const s = shared[k];
     if (s === undefined) continue;
-    if (!Object.prototype.hasOwnProperty.call(metadata, k)) return null;
+    if (!hasOwn(metadata, k)) return null;
     const m = metadata[k];
     if (k === NESTED_SHARED_KEY) {
       if (!isPlainObject(s) || !isPlainObject(m)) return null;
       for (const sk of Object.keys(s)) {
         if (s[sk] === undefined) continue;
-        if (!Object.prototype.hasOwnProperty.call(m, sk) || m[sk] !== s[sk]) return null;
+        if (!hasOwn(m, sk) || m[sk] !== s[sk]) return null;
       }
     } else if (m !== s) {
       return null;
@@ -56,12 +47,12 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
       for (const ck of Object.keys(v as Json)) {
         const cv = (v as Json)[ck];
         if (cv === undefined || ownValue(s, ck) !== undefined) continue;
-        put(rest, ck, cv);
+        setOwn(rest, ck, cv);
         any = true;
       }
-      if (any) put(own, k, rest);
+      if (any) setOwn(own, k, rest);
     } else if (ownValue(shared, k) === undefined) {
-      put(own, k, v);
+      setOwn(own, k, v);
     }
   }
   return own;

@@ -1,5 +1,6 @@
 // Input safety: the named nesting limits, the one sanitizer for text Postgres cannot store, and shape checks of JSON.
 import { InvalidInput } from './domain-errors.js';
+import { setOwn } from './own-keys.js';
 
 /** Deepest nesting of arrays and objects in a JSON request body, checked on the text before anything parses it. */
 export const MAX_BODY_DEPTH = 64;
@@ -86,10 +87,8 @@ function copy<T>(value: T, depth: number, maxDepth: number): T {
   if (depth >= maxDepth) throw new TooDeep(maxDepth);
   if (Array.isArray(value)) return value.map((v) => copy(v, depth + 1, maxDepth)) as T;
   const out: Record<string, unknown> = {};
-  // defineProperty keeps a "__proto__" key as plain data instead of changing the object's prototype.
-  for (const [k, v] of Object.entries(value)) {
-    Object.defineProperty(out, storableText(k), { value: copy(v, depth + 1, maxDepth), enumerable: true, writable: true, configurable: true });
-  }
+  // setOwn keeps a "__proto__" key as plain data instead of changing the object's prototype.
+  for (const [k, v] of Object.entries(value)) setOwn(out, storableText(k), copy(v, depth + 1, maxDepth));
   return out as T;
 }
 

@@ -1,5 +1,6 @@
 // Parses logfmt lines: key=value pairs, double-quoted values with backslash escapes, bare keys.
 import { MAX_STRUCTURED_CHARS } from './strings.js';
+import { setOwn } from '../../shared/own-keys.js';
 
 /** At most this many tokens are read from one line. */
 const MAX_TOKENS = 1000;
@@ -85,12 +86,6 @@ function tokenize(line: string): Token[] {
     }
   }
   return tokens;
-}
-
-/** Sets `key` as own data, `__proto__` included (an assignment would change the object's prototype instead). */
-function setOwn(record: Record<string, string>, key: string, value: string): void {
-  if (key === '__proto__') Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-  else record[key] = value;
 }
 
 function toRecord(tokens: Token[]): Record<string, string> {

@@ -27,14 +27,7 @@ export function cleanString(s: string): string | null {
   return t ? truncate(t) : null;
 }
 
-export function hasOwn(obj: object, key: string): boolean {
-  return Object.prototype.hasOwnProperty.call(obj, key);
-}
-
-/** The own property `key` of `obj`, never an inherited one (so `constructor` or `__proto__` can't leak in). */
-export function ownValue(obj: Record<string, unknown>, key: string): unknown {
-  return hasOwn(obj, key) ? obj[key] : undefined;
-}
+export { hasOwn, ownValue } from '../../shared/own-keys.js';
 
 /**
  * An id or name as a string: strings are trimmed, numbers written out in full (integers beyond

@@ -1,6 +1,7 @@
 // OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata
 // (text Postgres cannot hold is made storable by the write path).
 import { isObject } from '../../shared/input-safety.js';
+import { setOwn } from '../../shared/own-keys.js';
 
 /** Deepest nesting of array/kvlist values kept; deeper values are replaced by a marker string. */
 export const MAX_ATTRIBUTE_DEPTH = 32;
@@ -26,12 +27,6 @@ export function anyValue(value: unknown, depth = 0): unknown {
   if (isObject(v.arrayValue)) return Array.isArray(v.arrayValue.values) ? v.arrayValue.values.map((x) => anyValue(x, depth + 1)) : [];
   if (isObject(v.kvlistValue)) return keyValues(v.kvlistValue.values, depth + 1);
   return null;
-}
-
-/** Sets `obj[key]` as an own data property, also for `__proto__` (which plain assignment would treat as the prototype). */
-function setOwn(obj: Attributes, key: string, value: unknown): void {
-  if (key === '__proto__') Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
-  else obj[key] = value;
 }
 
 /** A KeyValue list as an object; a repeated key keeps its last value; keys like `__proto__` stay plain data. */
