@@ -1,6 +1,6 @@
 // Starts the service (and the bare baseline server) as separate processes with a raised fd limit, and measures them.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { openSync, closeSync, readFileSync, mkdirSync } from 'node:fs';
+import { openSync, closeSync, existsSync, readFileSync, mkdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,8 +15,19 @@ export interface ServerEntry {
   args: string[];
 }
 
-/** Builds the service once (`npm run build`, else tsc alone); falls back to running from source. */
+/**
+ * Builds the service once (`npm run build`, else tsc alone); falls back to running from source. BENCH_SERVER_DIR runs
+ * instead the service built in another checkout (its `dist/`, built there beforehand), so two commits can be measured
+ * one after the other on the same machine by the same scenarios.
+ */
 export function prepareServer(log: (line: string) => void): ServerEntry {
+  const other = process.env.BENCH_SERVER_DIR;
+  if (other) {
+    const server = path.resolve(other, 'dist/src/server.js');
+    if (!existsSync(server)) throw new Error(`BENCH_SERVER_DIR: ${server} does not exist (run npm run build in that checkout)`);
+    log(`service: ${server} (BENCH_SERVER_DIR)`);
+    return { mode: 'dist', args: [server] };
+  }
   const build = spawnSync('npm', ['run', 'build'], { cwd: ROOT, encoding: 'utf8' });
   if (build.status === 0) return { mode: 'dist', args: ['dist/src/server.js'] };
   log(`npm run build failed (${build.status}); trying tsc alone\n${(build.stdout + build.stderr).slice(-2000)}`);

@@ -2,16 +2,16 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import type { AuditEventRow } from '../contract/api-rows.js';
-import type { StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
+import type { StreamPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
 import type { SessionStatus, SessionUpsert } from '../sessions/session-rules.js';
 import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../sessions/sessions-repo.js';
-import { isIdentityKey, STREAM_EVENT_TYPES } from './audit-types.js';
+import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { NotFound } from '../shared/domain-errors.js';
-import { rowJsonSlices } from './row-json.js';
+import { eventRow, rowJson, rowSlices, toolCallPayload, type EventRow } from './append-rows.js';
 import { seqBoundsOfTimes } from './event-hours.js';
-import { ownMetadata, WriteContexts } from './shared-metadata.js';
+import { WriteContexts } from './shared-metadata.js';
 
 const MAX_KEY_LENGTH = 200;
 
@@ -21,33 +21,6 @@ const MAX_KEY_LENGTH = 200;
  */
 export function storedDedupeKey(key: string): string {
   return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
-}
-
-/** The stream payload of a tool call: every field present, unknown ones null. */
-export function toolCallPayload(e: Pick<NewAuditEvent, 'serverId' | 'sessionId' | 'action' | 'latencyMs' | 'occurredAt'> & { toolName: string }): ToolCallPayload {
-  return {
-    type: 'tool_call',
-    serverId: e.serverId ?? null,
-    sessionId: e.sessionId ?? null,
-    toolName: e.toolName,
-    action: e.action ?? null,
-    latencyMs: e.latencyMs ?? null,
-    timestamp: e.occurredAt.toISOString(),
-  };
-}
-
-function payloadOf(e: NewAuditEvent): StreamPayload | null {
-  if (e.type === 'tool_call') return e.toolName ? toolCallPayload({ ...e, toolName: e.toolName }) : null;
-  if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
-  return null;
-}
-
-/**
- * What the payload column keeps, as the JSON text to store: tool call payloads are rebuilt from the columns when read
- * (storedPayloadOf).
- */
-function payloadColumn(e: NewAuditEvent, payload: StreamPayload | null): string | null {
-  return e.type === 'tool_call' || payload === null ? null : JSON.stringify(payload);
 }
 
 /** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
@@ -145,13 +118,21 @@ const APPEND_LAST_SLICE_WITH_CONTEXTS_SQL = appendLastSliceSql(true);
 
 /**
  * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
- * registers unseen servers, and applies the session upserts of the session rules.
+ * registers unseen servers, and applies the session upserts of the session rules. `rows[i]`, when given, is
+ * eventRow(events[i]) made before the lock was taken; the others are made here.
  * Must run in the transaction that called lockOrgSeq.
  */
-export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number, events: NewAuditEvent[], sessions: readonly SessionUpsert[] = []): Promise<PublishedBatch | null> {
+export async function appendEvents(
+  tx: Queryable,
+  orgId: string,
+  lastSeq: number,
+  events: NewAuditEvent[],
+  sessions: readonly SessionUpsert[] = [],
+  rows: readonly (EventRow | undefined)[] = [],
+): Promise<PublishedBatch | null> {
   if (events.length === 0) return null;
   const n = events.length;
-  const rows: Record<string, unknown>[] = new Array(n);
+  const json: string[] = new Array(n);
   const streamed: StreamEvent[] = [];
   const servers = new Set<string>();
   const contexts = new WriteContexts();
@@ -159,35 +140,19 @@ export async function appendEvents(tx: Queryable, orgId: string, lastSeq: number
   for (let i = 0; i < n; i++) {
     const e = events[i];
     const seq = lastSeq + i + 1;
-    const payload = payloadOf(e);
-    const own = e.sharedMetadata && e.metadata ? ownMetadata(e.metadata, e.sharedMetadata) : null;
-    const row: Record<string, unknown> = {
-      seq,
-      occurred_at: e.occurredAt.toISOString(),
-      source: e.source,
-      type: e.type,
-      server_id: e.serverId ?? null,
-      session_id: e.sessionId ?? null,
-      tool_name: e.toolName ?? null,
-      action: e.action ?? null,
-      latency_ms: e.latencyMs ?? null,
-      payload: payloadColumn(e, payload),
-      metadata: own ?? e.metadata ?? {},
-      dedupe_key: isIdentityKey(e.dedupeKey) ? e.dedupeKey : null,
-    };
-    // Only rows with shared metadata carry `ctx` (absent is NULL to json_to_recordset): the others' JSON stays as it was.
-    if (own) row.ctx = contexts.use(e.sharedMetadata!, seq);
-    rows[i] = row;
+    const row = rows[i] ?? eventRow(e);
+    // Only rows with shared metadata carry `ctx` (absent is NULL to jsonb_to_recordset).
+    json[i] = rowJson(row, seq, row.shared ? contexts.use(row.shared, seq) : null);
     if (e.serverId) servers.add(e.serverId);
-    if (payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload });
+    if (row.payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload: row.payload });
   }
 
-  // The rows travel as JSON documents (serialized natively, unlike 12 text arrays escaped element by element in JS),
-  // in slices of bounded size: a batch of ordinary size is one statement, one round trip while the org's seq lock is
-  // held; a larger one is several statements in the same transaction, the last of which also updates the counters.
-  // The write's shared metadata goes with every slice (each upserts it and reads its ids; a batch is rarely sliced).
+  // The rows travel as JSON documents in slices of bounded size: a batch of ordinary size is one statement, one round
+  // trip while the org's seq lock is held; a larger one is several statements in the same transaction, the last of
+  // which also updates the counters. The write's shared metadata goes with every slice (each upserts it and reads its
+  // ids; a batch is rarely sliced).
   const ctxJson = contexts.entries.length ? JSON.stringify(contexts.entries) : null;
-  const slices = rowJsonSlices(rows);
+  const slices = rowSlices(json);
   let slice = slices.next();
   while (!slice.done) {
     const next = slices.next();

@@ -3,6 +3,7 @@ import type { Queryable } from '../db/db.js';
 import { applySessionRules, sessionsOf, type SessionStatus, type SessionUpsert } from '../sessions/session-rules.js';
 import { storable } from '../shared/input-safety.js';
 import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
+import { eventRow, type EventRow } from './append-rows.js';
 import { isIdentityKey } from './audit-types.js';
 import { IdempotencyKeyReusedError, priorOutcomes, saveOutcomes, type IdempotencyClaim, type IngestOutcome, type StoredOutcome } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch } from './audit-types.js';
@@ -16,10 +17,14 @@ export interface StoreRequest {
   prepared?: PreparedEvents;
 }
 
-/** A request's events made storable and deduplicated within the request, and the sessions of its tool calls. */
+/**
+ * A request's events made storable and deduplicated within the request, the sessions of its tool calls, and each
+ * event's row for the append statement (serialized here, so that the org's seq lock is not held meanwhile).
+ */
 export interface PreparedEvents {
   fresh: NewAuditEvent[];
   sessions: string[];
+  rows: Map<NewAuditEvent, EventRow>;
 }
 
 /** What one request stored (`stored`: its events as appended, session_updates included) and its own publishable batch. */
@@ -32,20 +37,22 @@ export interface StoredRequest {
 }
 
 /**
- * Everything a request needs that does not need the database: storable events, deduplicated within the request.
- * Throws (TooDeep) when an event cannot be stored.
+ * Everything a request needs that does not need the database: storable events, deduplicated within the request, and
+ * their rows. Throws (TooDeep, TooLarge) when an event cannot be stored.
  */
 export function prepareEvents(input: NewAuditEvent[]): PreparedEvents {
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
+  const rows = new Map<NewAuditEvent, EventRow>();
   for (const raw of input) {
     const key = storedDedupeKey(raw.dedupeKey);
     const e = storable(key === raw.dedupeKey ? raw : { ...raw, dedupeKey: key });
     if (seen.has(e.dedupeKey)) continue;
     seen.add(e.dedupeKey);
     fresh.push(e);
+    rows.set(e, eventRow(e));
   }
-  return { fresh, sessions: sessionsOf(fresh) };
+  return { fresh, sessions: sessionsOf(fresh), rows };
 }
 
 /** Adds one request's session activity to the group's, as a second upsert of the same rows would have. */
@@ -109,6 +116,9 @@ export async function storeRequests(tx: Queryable, orgId: string, requests: read
   const upserts = new Map<string, SessionUpsert>();
   const toSave: (IngestOutcome & IdempotencyClaim)[] = [];
   const appended: NewAuditEvent[] = [];
+  // The rows made before the lock; a session_update made here, or a call of a suspended session (a copy with more
+  // metadata), has none and gets its row in appendEvents.
+  const appendedRows: (EventRow | undefined)[] = [];
   const ranges: { index: number; from: number; count: number }[] = [];
 
   for (let i = 0; i < requests.length; i++) {
@@ -136,11 +146,14 @@ export async function storeRequests(tx: Queryable, orgId: string, requests: read
       toSave.push({ ...claim, accepted: toStore.length, duplicates });
     }
     ranges.push({ index: i, from: appended.length, count: sessions.events.length });
-    for (const e of sessions.events) appended.push(e);
+    for (const e of sessions.events) {
+      appended.push(e);
+      appendedRows.push(p.rows.get(e));
+    }
     outcomes[i] = { ok: true, value: { stored: sessions.events, duplicates, batch: null, createdSessions: sessions.created } };
   }
 
-  const batch = await appendEvents(tx, orgId, lastSeq, appended, [...upserts.values()]);
+  const batch = await appendEvents(tx, orgId, lastSeq, appended, [...upserts.values()], appendedRows);
   await saveOutcomes(tx, orgId, toSave);
   if (batch) {
     for (const r of ranges) {

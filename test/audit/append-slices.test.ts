@@ -1,23 +1,69 @@
 // The append serializes rows in bounded slices: a batch too large for one statement is several in one transaction, gapless.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { MAX_SLICE_CHARS, rowJsonSlices } from '../../src/audit/row-json.js';
+import { eventRow, MAX_SLICE_CHARS, rowJson, rowSlices } from '../../src/audit/append-rows.js';
 import { listAuditEvents } from '../../src/audit/audit-repo.js';
 import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
 import { createOrg, startApp, type RunningApp } from '../helpers/app.js';
 
-describe('rowJsonSlices', () => {
+describe('rowSlices', () => {
+  const texts = (rows: unknown[]) => rows.map((r) => JSON.stringify(r));
+
   it('keeps an ordinary batch in one slice, identical to JSON.stringify of all rows', () => {
     const rows = Array.from({ length: 500 }, (_, i) => ({ seq: i, metadata: { m: 'x'.repeat(100) } }));
-    expect([...rowJsonSlices(rows)]).toEqual([JSON.stringify(rows)]);
+    expect([...rowSlices(texts(rows))]).toEqual([JSON.stringify(rows)]);
   });
 
   it('splits by size and by count, in order, each slice within the bound unless it is a single row', () => {
     const rows = Array.from({ length: 9 }, (_, i) => ({ seq: i, pad: 'y'.repeat(i === 4 ? 500 : 40) }));
-    const slices = [...rowJsonSlices(rows, 200, 4)];
+    const slices = [...rowSlices(texts(rows), 200, 4)];
     expect(slices.flatMap((s) => JSON.parse(s) as unknown[])).toEqual(rows);
-    for (const s of slices) expect(s.length <= 200 || (JSON.parse(s) as unknown[]).length === 1).toBe(true);
+    for (const s of slices) {
+      const n = (JSON.parse(s) as unknown[]).length;
+      expect(s.length <= 200 || n === 1).toBe(true);
+      expect(n).toBeLessThanOrEqual(4);
+    }
     expect(slices.some((s) => s.length > 200)).toBe(true);
+  });
+});
+
+describe('eventRow', () => {
+  const cloudwatch = { logGroup: '/aws/lambda/x', logStream: 's' };
+  const event: NewAuditEvent = {
+    type: 'tool_call',
+    source: 'cloudwatch',
+    occurredAt: new Date('2026-11-23T10:00:00.000Z'),
+    serverId: 'srv',
+    sessionId: 'sess',
+    toolName: 'query',
+    action: 'allow',
+    latencyMs: 12,
+    metadata: { source_detail: '/aws/lambda/x', payloadFormat: 'spec', cloudwatch: { ...cloudwatch, eventId: 'e1' }, message: 'm "quoted"' },
+    sharedMetadata: { source_detail: '/aws/lambda/x', payloadFormat: 'spec', cloudwatch },
+    dedupeKey: 'cw:e1',
+  };
+
+  it('serializes everything but the seq and the context, which rowJson adds', () => {
+    const row = eventRow(event);
+    expect(row.shared).toBe(event.sharedMetadata);
+    expect(row.payload).toEqual({ type: 'tool_call', serverId: 'srv', sessionId: 'sess', toolName: 'query', action: 'allow', latencyMs: 12, timestamp: '2026-11-23T10:00:00.000Z' });
+    expect(JSON.parse(rowJson(row, 41, 3))).toEqual({
+      seq: 41,
+      ctx: 3,
+      occurred_at: '2026-11-23T10:00:00.000Z',
+      source: 'cloudwatch',
+      type: 'tool_call',
+      server_id: 'srv',
+      session_id: 'sess',
+      tool_name: 'query',
+      action: 'allow',
+      latency_ms: 12,
+      payload: null,
+      metadata: { cloudwatch: { eventId: 'e1' }, message: 'm "quoted"' },
+      dedupe_key: 'cw:e1',
+    });
+    expect(JSON.parse(rowJson(eventRow({ ...event, sharedMetadata: undefined }), 7, null))).toMatchObject({ seq: 7, metadata: event.metadata });
+    expect(JSON.parse(rowJson(eventRow({ ...event, sharedMetadata: undefined }), 7, null))).not.toHaveProperty('ctx');
   });
 });
 

@@ -1,0 +1,92 @@
+// The append statement's rows: each event serialized before its organization's seq lock is taken, given its seq and context under it, joined into bounded slices.
+import type { StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
+import { TooLarge } from '../shared/domain-errors.js';
+import { isIdentityKey, type NewAuditEvent } from './audit-types.js';
+import { ownMetadata } from './shared-metadata.js';
+
+/** Rows serialized together at most; a batch of up to this many ordinary rows stays one statement. */
+export const ROWS_PER_SLICE = 2_000;
+/** Characters of JSON one statement carries at most (a single larger row still goes alone). */
+export const MAX_SLICE_CHARS = 8 * 1024 * 1024;
+
+/** The stream payload of a tool call: every field present, unknown ones null. */
+export function toolCallPayload(e: Pick<NewAuditEvent, 'serverId' | 'sessionId' | 'action' | 'latencyMs' | 'occurredAt'> & { toolName: string }): ToolCallPayload {
+  return {
+    type: 'tool_call',
+    serverId: e.serverId ?? null,
+    sessionId: e.sessionId ?? null,
+    toolName: e.toolName,
+    action: e.action ?? null,
+    latencyMs: e.latencyMs ?? null,
+    timestamp: e.occurredAt.toISOString(),
+  };
+}
+
+/** What the stream sends of an event (null: not streamed). */
+function payloadOf(e: NewAuditEvent): StreamPayload | null {
+  if (e.type === 'tool_call') return e.toolName ? toolCallPayload({ ...e, toolName: e.toolName }) : null;
+  if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
+  return null;
+}
+
+/** One event's row, everything but its seq and context id, which only the organization's seq lock decides. */
+export interface EventRow {
+  /** The row's JSON object without its opening brace and without `seq` and `ctx`: `"occurred_at":…}`. */
+  text: string;
+  /** The batch's shared metadata stored apart (the row then names its context), or null: the row holds all of it. */
+  shared: Record<string, unknown> | null;
+  /** What the stream sends of the event, or null. */
+  payload: StreamPayload | null;
+}
+
+/**
+ * The row of `e` (dedupe key already in stored form). Tool call payloads are not stored: they are rebuilt from the
+ * columns when read. The metadata is the event's own part when its batch's shared part is stored apart (ownMetadata).
+ * A row too large for JSON.stringify (a string past V8's limit) is a 413.
+ */
+export function eventRow(e: NewAuditEvent): EventRow {
+  const payload = payloadOf(e);
+  const own = e.sharedMetadata && e.metadata ? ownMetadata(e.metadata, e.sharedMetadata) : null;
+  const row = {
+    occurred_at: e.occurredAt.toISOString(),
+    source: e.source,
+    type: e.type,
+    server_id: e.serverId ?? null,
+    session_id: e.sessionId ?? null,
+    tool_name: e.toolName ?? null,
+    action: e.action ?? null,
+    latency_ms: e.latencyMs ?? null,
+    payload: e.type === 'tool_call' || payload === null ? null : JSON.stringify(payload),
+    metadata: own ?? e.metadata ?? {},
+    dedupe_key: isIdentityKey(e.dedupeKey) ? e.dedupeKey : null,
+  };
+  let json: string;
+  try {
+    json = JSON.stringify(row);
+  } catch (err) {
+    // V8 refuses strings past ~512 MiB with a RangeError.
+    if (err instanceof RangeError) throw new TooLarge('one entry is too large to store; send smaller entries');
+    throw err;
+  }
+  return { text: json.slice(1), shared: own ? e.sharedMetadata! : null, payload };
+}
+
+/** The full JSON object of a row with its seq and, when it names one, its context's position in the write's list. */
+export function rowJson(row: EventRow, seq: number, ctx: number | null): string {
+  return ctx === null ? `{"seq":${seq},${row.text}` : `{"seq":${seq},"ctx":${ctx},${row.text}`;
+}
+
+/**
+ * JSON arrays of consecutive rows (full row objects, from rowJson), in order: at most `rowsPerSlice` rows and
+ * `maxChars` characters each, unless a single row is longer. Slices are joined lazily, so one is held at a time.
+ */
+export function* rowSlices(rows: readonly string[], maxChars = MAX_SLICE_CHARS, rowsPerSlice = ROWS_PER_SLICE): Generator<string> {
+  let from = 0;
+  while (from < rows.length) {
+    let to = from + 1;
+    let chars = 2 + rows[from].length;
+    while (to < rows.length && to - from < rowsPerSlice && chars + 1 + rows[to].length <= maxChars) chars += 1 + rows[to++].length;
+    yield `[${rows.slice(from, to).join(',')}]`;
+    from = to;
+  }
+}
