@@ -266,9 +266,14 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
     where.push(sql.replace('?', `$${params.length}`));
   };
   if (f.type) add('type = ?', f.type);
-  if (f.serverId) add('server_id = ?', f.serverId);
-  if (f.sessionId) add('session_id = ?', f.sessionId);
-  if (f.toolName) add('tool_name = ?', f.toolName);
+  // The server, session and tool indexes are keyed by audit_key_hash of the value (migration 011).
+  const keyed = (column: string, v: string) => {
+    add(`${column} = ?`, v);
+    where.push(`audit_key_hash(${column}) = audit_key_hash($${params.length}::text)`);
+  };
+  if (f.serverId) keyed('server_id', f.serverId);
+  if (f.sessionId) keyed('session_id', f.sessionId);
+  if (f.toolName) keyed('tool_name', f.toolName);
   if (f.action) add('action = ?', f.action);
   if (f.source) {
     add('source = ?', f.source);

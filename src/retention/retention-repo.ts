@@ -96,12 +96,12 @@ export async function deleteOrphans(db: Db, orgId: string, removedBelow: number,
       await lockOrgSeq(tx, orgId);
       const a = await tx.query(
         `DELETE FROM agent_sessions s WHERE s.org_id = $1 AND s.session_id = ANY($2::text[])
-         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND e.session_id = s.session_id AND e.seq >= $3)`,
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND audit_key_hash(e.session_id) = audit_key_hash(s.session_id) AND e.session_id = s.session_id AND e.seq >= $3)`,
         [orgId, s, removedBelow],
       );
       const b = await tx.query(
         `DELETE FROM servers v WHERE v.org_id = $1 AND v.server_id = ANY($2::text[])
-         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND e.server_id = v.server_id AND e.seq >= $3)`,
+         AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND ${orgHashMatches('$1', 'e')} AND audit_key_hash(e.server_id) = audit_key_hash(v.server_id) AND e.server_id = v.server_id AND e.seq >= $3)`,
         [orgId, v, removedBelow],
       );
       return { sessions: a.rowCount, servers: b.rowCount };
