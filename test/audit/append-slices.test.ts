@@ -1,10 +1,11 @@
 // The append serializes rows in bounded slices: a batch too large for one statement is several in one transaction, gapless.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { MAX_SLICE_CHARS, rowJsonSlices } from '../../src/audit/row-json.js';
 import { listAuditEvents } from '../../src/audit/audit-repo.js';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { createOrg, startApp, type RunningApp } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { createOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe('rowJsonSlices', () => {
   it('keeps an ordinary batch in one slice, identical to JSON.stringify of all rows', () => {
@@ -22,17 +23,7 @@ describe('rowJsonSlices', () => {
 });
 
 describe.each(backendNames)('append of a batch larger than one statement (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName);
 
   it('stores every row with consecutive seqs and publishes them as one batch', async () => {
     const org = await createOrg(app.url);
