@@ -1,22 +1,13 @@
 // Rate-spike detection on one instance, both backends, driven by real HTTP traffic: steady, burst, cooldown, independence, backfill, suspension.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 import { anomalies, burst, FAST, putSettings, settle, storedAnomalies } from './anomaly-helpers.js';
 
 describe.each(backendNames)('rate-spike detection on one instance (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName);
 
   /** A fresh org (own keys, own settings) with FAST settings plus `extra`, and a stream of its events. */
   async function freshOrg(extra: Record<string, unknown> = {}): Promise<{ org: TestOrg; client: SseClient }> {

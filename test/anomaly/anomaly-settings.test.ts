@@ -1,25 +1,19 @@
 // GET/PUT /api/v1/anomaly-settings on both backends: defaults from config, partial updates and resets, validation, permissions.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames, makeBackend } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, startApp, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 const DEFAULTS = { windowSeconds: 60, minRate: 100, multiplier: 3, cooldownSeconds: 300, suspendSessionsOnSpike: false };
 
 describe.each(backendNames)('anomaly settings (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName);
   let org: TestOrg;
   const url = () => `${app.url}/api/v1/anomaly-settings`;
   const put = (headers: Record<string, string>, json: unknown) => http(url(), { method: 'PUT', headers, json });
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('returns the service defaults until changed, then the effective settings; other orgs keep theirs', async () => {

@@ -1,10 +1,11 @@
 // The append serializes rows in bounded slices: a batch too large for one statement is several in one transaction, gapless.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { eventRow, MAX_SLICE_CHARS, rowJson, rowSlices } from '../../src/audit/append-rows.js';
 import { listAuditEvents } from '../../src/audit/audit-repo.js';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { createOrg, startApp, type RunningApp } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { createOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe('rowSlices', () => {
   const texts = (rows: unknown[]) => rows.map((r) => JSON.stringify(r));
@@ -68,17 +69,7 @@ describe('eventRow', () => {
 });
 
 describe.each(backendNames)('append of a batch larger than one statement (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName);
 
   it('stores every row with consecutive seqs and publishes them as one batch', async () => {
     const org = await createOrg(app.url);

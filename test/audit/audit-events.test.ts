@@ -1,17 +1,15 @@
 // GET /api/v1/audit-events on both backends: filters, cursor paging, org isolation, dedupe and server registration.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('audit events (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
   let org: TestOrg;
   let other: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
     other = await createOrg(app.url);
     const r = await postEvents(app.url, org.key, [
@@ -21,10 +19,6 @@ describe.each(backendNames)('audit events (%s)', (backendName) => {
     ]);
     expect(r.body).toEqual({ accepted: 3, duplicates: 0 });
     await postEvents(app.url, other.key, [toolCall(9, { id: 'a1', serverId: 'srv-1' })]);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const get = (q: string, key = org.key) => http(`${app.url}/api/v1/audit-events${q}`, { headers: bearer(key) });

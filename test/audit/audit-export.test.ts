@@ -2,10 +2,11 @@
 // resumable, bounded pages, bad ranges refused, other organizations invisible, and it stops when the client goes.
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 interface Item { seq: number; occurredAt: string; toolName: string | null; metadata: Record<string, unknown> }
 
@@ -28,16 +29,13 @@ function rawGet(url: string, headers: Record<string, string>): Promise<{ status:
 const lines = (text: string): Item[] => text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Item);
 
 describe.each(backendNames)('audit export (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  // Pages of 3 events: every range below spans several pages.
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', EXPORT_PAGE_ROWS: '3' });
   let org: TestOrg;
   let other: TestOrg;
   let all: Item[];
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    // Pages of 3 events: every range below spans several pages.
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', EXPORT_PAGE_ROWS: '3' });
     org = await createOrg(app.url);
     other = await createOrg(app.url);
     for (let i = 0; i < 4; i++) {
@@ -47,10 +45,6 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
     await postEvents(app.url, other.key, TIMES.map((t, j) => toolCall(100 + j, { timestamp: t, toolName: 'other-org' })));
     all = (await http(`${app.url}/api/v1/audit-events?limit=1000&order=asc`, { headers: bearer(org.key) })).body.items;
     expect(all).toHaveLength(24);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const exportUrl = (q: string) => `${app.url}/api/v1/audit-events/export${q}`;
@@ -189,17 +183,7 @@ describe.each(backendNames)('audit export (%s)', (backendName) => {
 });
 
 describe.each(backendNames)('an export whose client stops reading (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', EXPORT_IDLE_TIMEOUT_MS: '300', EXPORT_MAX_PER_ORG: '1' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', EXPORT_IDLE_TIMEOUT_MS: '300', EXPORT_MAX_PER_ORG: '1' });
 
   it('is ended after EXPORT_IDLE_TIMEOUT_MS without progress, which frees its place', async () => {
     const big = await createOrg(app.url);

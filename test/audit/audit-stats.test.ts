@@ -1,7 +1,8 @@
 // GET /api/v1/audit-events/stats: counts by action and bucket, session counters and anomalies of a fixed window, from SQL.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, realBackend, realBackendAvailable, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames, realBackendAvailable } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { burst, FAST, putSettings } from '../anomaly/anomaly-helpers.js';
 
@@ -9,19 +10,12 @@ const MIN = 60_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 describe.each(backendNames)('audit event stats (%s)', (name) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(name);
   let org: TestOrg;
   const stats = (window?: string, key = org.key) => http(`${app.url}/api/v1/audit-events/stats${window ? `?window=${window}` : ''}`, { headers: bearer(key) });
 
   beforeAll(async () => {
-    backend = await makeBackend(name);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('counts tool calls of the window by action and by bucket, by their own timestamps', async () => {
@@ -110,18 +104,11 @@ describe.each(backendNames)('audit event stats (%s)', (name) => {
 });
 
 describe.runIf(realBackendAvailable)('audit event stats: the time bound', () => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp('real', { STATS_QUERY_TIMEOUT_MS: '1' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await realBackend();
-    app = await startApp({ ...backend.env, STATS_QUERY_TIMEOUT_MS: '1' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('answers 503 with Retry-After when the figures take longer than STATS_QUERY_TIMEOUT_MS, and stays ready', async () => {

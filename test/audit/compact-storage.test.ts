@@ -1,8 +1,9 @@
 // How events are stored compactly (migration 006), both backends: no stored payload for tool calls, digests for
 // dedupe keys, none for entries without an identity, and a stream that sends exactly what it sent live.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, postEvents, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, postEvents, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 
 interface StoredRow {
@@ -13,18 +14,11 @@ interface StoredRow {
 }
 
 describe.each(backendNames)('compact storage of events (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const stored = async (): Promise<StoredRow[]> =>

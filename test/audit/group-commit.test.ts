@@ -1,10 +1,11 @@
 // Group commit: ingest requests of one organization that wait behind its running write are stored in one transaction,
 // each answered with its own counts as if they had run one after another, and streamed once, in seq order.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/db.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse, strictlyIncreasing } from '../helpers/sse.js';
 import { postJson, storedEvents } from '../ingest/ingest-kit.js';
 
@@ -63,17 +64,7 @@ function event(key: string, extra: Partial<NewAuditEvent> = {}): NewAuditEvent {
 }
 
 describe.each(backendNames)('group commit (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
 
   it('stores the requests waiting behind the running write in one transaction, each with its own answer, streamed once in order', async () => {
     const org = await createOrg(app.url);

@@ -1,8 +1,9 @@
 // Filters over history on both backends: time ranges answer exactly (late and out-of-order timestamps included) through
 // the per-hour seq map, combined filters match a plain evaluation, and cursor paging stays exact under concurrent writes.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 interface Item { seq: number; type: string; serverId: string | null; toolName: string | null; action: string | null; occurredAt: string }
 
@@ -21,14 +22,11 @@ const TIMES = [
 ];
 
 describe.each(backendNames)('history filters (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
   let org: TestOrg;
   let all: Item[];
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
     const other = await createOrg(app.url);
     // One request per event, so the rows of one hour arrive in different statements (the map merges them).
@@ -39,10 +37,6 @@ describe.each(backendNames)('history filters (%s)', (backendName) => {
     await postEvents(app.url, other.key, TIMES.map((t, i) => toolCall(100 + i, { timestamp: t })));
     all = (await get('?limit=1000&order=asc')).body.items;
     expect(all).toHaveLength(40);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const get = (q: string) => http(`${app.url}/api/v1/audit-events${q}`, { headers: bearer(org.key) });

@@ -1,22 +1,13 @@
 // Writes queue per organization in the process: a burst of one organization is bounded (429 beyond ORG_WRITE_QUEUE_MAX
 // waiting) and does not hold back another organization's writes. Postgres only: on the embedded database every query
 // waits for the one connection, so a held write would hold everything there.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { realBackend, realBackendAvailable, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { realBackendAvailable } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe.runIf(realBackendAvailable)('writes queued per organization (Postgres)', () => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await realBackend();
-    app = await startApp({ ...backend.env, ORG_WRITE_QUEUE_MAX: '2', ANOMALY_MIN_RATE: '1000000000' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp('real', { ORG_WRITE_QUEUE_MAX: '2', ANOMALY_MIN_RATE: '1000000000' });
 
   it('refuses writes beyond ORG_WRITE_QUEUE_MAX waiting with 429 and Retry-After; the waiting ones are stored whole', async () => {
     const [noisy, quiet] = [await createOrg(app.url), await createOrg(app.url)];

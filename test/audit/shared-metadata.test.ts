@@ -1,9 +1,10 @@
 // Log batches' shared metadata stored once (migration 010), both backends: listing and export give back exactly the
 // metadata the sources made (the whole metadata each row held before), and each distinct context is one row per org.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { fixture, post, postJson, storedEvents } from '../ingest/ingest-kit.js';
 import { cloudWatchSource } from '../../src/ingest/cloudwatch/cloudwatch-source.js';
 import { firehoseEvents } from '../../src/ingest/firehose/firehose-source.js';
@@ -54,17 +55,7 @@ describe('ownMetadata', () => {
 });
 
 describe.each(backendNames)('shared metadata of log batches (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
 
   /** `expected` as Postgres hands back a stored jsonb (its key order): the text each row's metadata had before. */
   async function asStored(expected: Record<string, unknown>[]): Promise<string[]> {

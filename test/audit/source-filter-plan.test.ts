@@ -1,21 +1,19 @@
 // The source filter of the listing (migration 010), both backends: a page of a rare source is read through the source
 // index, newest first, oldest first and after a cursor, not by walking the organization's primary key.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { createOrg, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { createOrg, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { listAuditEvents, type AuditEventFilter } from '../../src/audit/audit-repo.js';
 import type { Queryable } from '../../src/db/db.js';
 
 const EVENTS = 20_000;
 
 describe.each(backendNames)('source filter plan (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
     // An organization whose history is raw events, with one Datadog event in 400.
     await app.ctx.db.query(
@@ -27,10 +25,6 @@ describe.each(backendNames)('source filter plan (%s)', (backendName) => {
     await app.ctx.db.query('UPDATE organizations SET event_seq = $2 WHERE id = $1', [org.id, EVENTS]);
     await app.ctx.db.query('ANALYZE audit_events');
   }, 120_000);
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
 
   /** The plan of the listing's query for `f` (the statement listAuditEvents sends), as text. */
   async function planOf(f: Partial<AuditEventFilter>): Promise<string> {

@@ -1,20 +1,11 @@
 // Accounts and credentials on both backends: admin API, API keys and scopes, cookie login, Origin checks, rate limits.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, bearer, createOrg, http, login, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { ADMIN_TOKEN, bearer, createOrg, http, login, postEvents, toolCall } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('authentication (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, LOGIN_RATE_LIMIT_MAX: '5', COOKIE_SECURE: 'true', CORS_ORIGINS: 'http://dash.example:8080' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { LOGIN_RATE_LIMIT_MAX: '5', COOKIE_SECURE: 'true', CORS_ORIGINS: 'http://dash.example:8080' });
 
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 

@@ -1,25 +1,16 @@
 // Login limits on both backends: one email normalization for limiter, lookup and creation; a limit per client address;
 // a bound on password hashing in progress.
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, http, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { ADMIN_TOKEN, http, startApp } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 const fullwidth = (s: string) => s.replace(/[a-z]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0x61 + 0xff41));
 
 describe.each(backendNames)('login limits (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, LOGIN_RATE_LIMIT_MAX: '3', TRUST_PROXY: 'true' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app, backend } = suiteApp(backendName, { LOGIN_RATE_LIMIT_MAX: '3', TRUST_PROXY: 'true' });
 
   async function newUser(email: string, password = `pw-${randomBytes(6).toString('hex')}`): Promise<{ status: number; email: string; password: string }> {
     const org = await http(`${app.url}/api/v1/admin/organizations`, { method: 'POST', headers: admin, json: { name: 'Login limits' } });

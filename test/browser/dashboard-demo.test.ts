@@ -3,16 +3,16 @@
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
-import { embeddedBackend, realBackend, realBackendAvailable, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, bearer, http, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { realBackendAvailable } from '../helpers/backends.js';
+import { ADMIN_TOKEN, bearer, http, postEvents, toolCall } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { chromiumAvailable, fitOf, launchChromium, runDemo, SHOTS, signedInPage } from './browser-kit.js';
 
 const EMAIL = 'admin@demo.local';
 const PASSWORD = 'demo password for the screenshot';
 
 describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 390 px', () => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(realBackendAvailable ? 'real' : 'embedded');
   let key = '';
   let orgId = '';
   let browser: Browser;
@@ -23,8 +23,6 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
 
   beforeAll(async () => {
     await mkdir(SHOTS, { recursive: true });
-    backend = realBackendAvailable ? await realBackend() : await embeddedBackend();
-    app = await startApp(backend.env);
     // The account `npm start` seeds, made through the admin API (this server runs with SEED_DEMO off).
     const org = await http(`${app.url}/api/v1/admin/organizations`, { method: 'POST', headers: admin, json: { name: 'Demo' } });
     orgId = org.body.id;
@@ -35,8 +33,6 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
   });
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('npm run demo fills every panel: every action, servers, sessions, a suspension, CloudWatch, Datadog and a rate spike', async () => {

@@ -12,8 +12,9 @@ import {
   userMeSchema,
 } from '../../src/contract/api-rows.js';
 import { anomalyPayloadSchema, sessionUpdatePayloadSchema, streamPayloadSchema, toolCallPayloadSchema } from '../../src/contract/stream-payloads.js';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, postEvents, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, postEvents, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse, type SseClient } from '../helpers/sse.js';
 import { burst, FAST, putSettings } from '../anomaly/anomaly-helpers.js';
 
@@ -25,14 +26,11 @@ function expectExactly(schema: z.ZodType, value: unknown, what: string): void {
 }
 
 describe.each(backendNames)('the contract against a real server (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName);
   let org: TestOrg;
   let client: SseClient;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
     await putSettings(app.url, org.key, { ...FAST, suspendSessionsOnSpike: true });
     client = await openSse(`${app.url}/api/v1/events`, bearer(org.key));
@@ -51,8 +49,6 @@ describe.each(backendNames)('the contract against a real server (%s)', (backendN
   });
   afterAll(async () => {
     client?.close();
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('every streamed payload is exactly its contract schema, for each of the three types', async () => {

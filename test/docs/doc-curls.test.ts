@@ -6,9 +6,10 @@ import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedBackend, realBackend, realBackendAvailable, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, createOrg, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { realBackendAvailable } from '../helpers/backends.js';
+import { ADMIN_TOKEN, createOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { docBlocks, docFiles, matches, toPattern, type DocBlock } from './doc-commands.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,17 +47,7 @@ function bash(cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | n
 }
 
 describe('documented curl examples', () => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = realBackendAvailable ? await realBackend() : await embeddedBackend();
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(realBackendAvailable ? 'real' : 'embedded');
 
   it('finds the examples: README.md and docs/ have runnable blocks with promised outputs, and examples/ every sample they use', () => {
     expect(docBlocks(path.join(ROOT, 'README.md')).length).toBeGreaterThanOrEqual(2);

@@ -1,22 +1,16 @@
 // Every non-2xx is {statusCode, error, message, code}: Fastify's own errors, bad input, size and type limits, health.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('errors and health (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { BODY_LIMIT_BYTES: '65536', INGEST_MAX_ENTRIES: '5' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: '65536', INGEST_MAX_ENTRIES: '5' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const post = (body: string | Uint8Array, headers: Record<string, string> = {}) =>

@@ -4,8 +4,9 @@ import { connect } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, realBackendAvailable, realBackend, type Backend } from '../helpers/backends.js';
+import { backendNames, realBackendAvailable, realBackend, type Backend } from '../helpers/backends.js';
 import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 /** A stream read as raw text; `until` resolves once the text received so far satisfies a condition. */
 async function rawStream(url: string, headers: Record<string, string>) {
@@ -59,17 +60,7 @@ function logLines(app: RunningApp, from = 0): Record<string, unknown>[] {
 }
 
 describe.each(backendNames)('hostile clients, small cases (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
 
   it('escapes U+2028, U+2029 and U+0085 in data lines: a line-splitting client sees one data line, not forged fields', async () => {
     const org = await createOrg(app.url);

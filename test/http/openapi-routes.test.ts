@@ -1,8 +1,8 @@
 // /openapi.json is generated from the routes: every registered route is in it, and every route in it answers.
 import type { RouteOptions } from 'fastify';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embeddedBackend, type Backend } from '../helpers/backends.js';
-import { http, startApp, type RunningApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { http } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 
 interface Registered {
   method: string;
@@ -14,25 +14,18 @@ interface Registered {
 const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 describe('openapi.json and the registered routes', () => {
-  let backend: Backend;
-  let app: RunningApp;
   const routes: Registered[] = [];
+  const onRoute = (r: RouteOptions) => {
+    for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide) });
+  };
+  const { app } = suiteApp('embedded', {}, { onRoute });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   let doc: any;
 
   beforeAll(async () => {
-    backend = await embeddedBackend();
-    const onRoute = (r: RouteOptions) => {
-      for (const method of [r.method].flat()) routes.push({ method, url: r.url, hidden: Boolean((r.schema as { hide?: boolean } | undefined)?.hide) });
-    };
-    app = await startApp(backend.env, { onRoute });
     const r = await http(`${app.url}/openapi.json`);
     expect(r.status).toBe(200);
     doc = r.body;
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('documents every registered route; the only routes left out are the dashboard files and CORS preflights', () => {

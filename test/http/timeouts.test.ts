@@ -1,8 +1,9 @@
 // Request timeouts against a real server: trickled headers and bodies are cut with a 408; an answered stream lives on.
 import { connect } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, postEvents, toolCall } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 
 interface Trickle {
@@ -38,18 +39,11 @@ function trickle(port: number, head: string, rest: string, everyMs = 100): Promi
 }
 
 describe.each(backendNames)('request timeouts (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000', SSE_HEARTBEAT_MS: '100', ANOMALY_MIN_RATE: '1000000000' });
   let port: number;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, REQUEST_TIMEOUT_MS: '1000', HEADERS_TIMEOUT_MS: '1000', SSE_HEARTBEAT_MS: '100', ANOMALY_MIN_RATE: '1000000000' });
     port = Number(new URL(app.url).port);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('cuts a body trickled to the login and admin routes (no credentials needed) with a 408 JSON answer', async () => {

@@ -1,23 +1,17 @@
 // A request part that does not match its route's schema is a 400 naming the part: invalid_query, invalid_params, invalid_body, invalid_headers.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, bearer, createOrg, http, login, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { ADMIN_TOKEN, bearer, createOrg, http, login, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 
 describe.each(backendNames)('validation errors by location (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName);
   let org: TestOrg;
   const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const error = (code: string, message: string, path: string) => ({

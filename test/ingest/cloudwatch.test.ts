@@ -1,8 +1,9 @@
 // POST /api/v1/ingest/cloudwatch against a real server, both backends: every accepted shape, field by field, the stream, retries, limits and errors.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, startApp } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { bodyOf, columns, expectStreamedExactly, fixture, fixtureJson, ingestedEvents, post, postJson, startCuttableProxy, storedEvents, viaProxy } from './ingest-kit.js';
 
@@ -34,17 +35,7 @@ const SUBSCRIPTION_COLUMNS = [
 ];
 
 describe.each(backendNames)('CloudWatch ingest (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES) });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app, backend } = suiteApp(backendName, { BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES) });
 
   it('stores Lambda text logs (spec body) field by field and streams only the tool calls', async () => {
     const org = await createOrg(app.url);

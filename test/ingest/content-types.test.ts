@@ -1,9 +1,9 @@
 // Every ingest route answers a wrong or missing Content-Type with the same 415 naming the types it accepts, storing nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { ingestSources } from '../../src/ingest/sources.js';
-import { makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { bearer, createOrg, http, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
 const SOURCES = ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } });
@@ -21,18 +21,11 @@ const WRONG: [string | null, string][] = [
 ];
 
 describe('Content-Type on every ingest route', () => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp('embedded');
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend('embedded');
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('covers every source, the four first ones included', () => {

@@ -1,7 +1,8 @@
 // POST /api/v1/ingest/datadog against a real server, both backends: templates, form encoding, timestamps, tags, dedupe, errors.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { columns, expectStreamedExactly, fixture, fixtureJson, ingestedEvents, post, postJson, storedEvents } from './ingest-kit.js';
 
@@ -20,17 +21,7 @@ const call = (occurredAt: string, toolName: string, action: string | null, serve
 });
 
 describe.each(backendNames)('Datadog ingest (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: String(BODY_LIMIT) });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { BODY_LIMIT_BYTES: String(BODY_LIMIT) });
 
   /** Posts one fixture to a fresh org, checks the stream, and returns the one stored event. */
   async function ingestFixture(path: string, headers: Record<string, string> = {}) {

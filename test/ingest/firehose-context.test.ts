@@ -1,8 +1,9 @@
 // POST /api/v1/ingest/firehose, both backends: several payloads per record, request time and source ARN, record bounds, credential messages.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { expectStreamedExactly, fixture, ingestedEvents, post, postJson, storedEvents } from './ingest-kit.js';
 
@@ -21,17 +22,7 @@ function shifted(line: string, shift: number): string {
 }
 
 describe.each(backendNames)('Firehose records and request context (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, FIREHOSE_MAX_RECORDS: String(MAX_RECORDS) });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName, { FIREHOSE_MAX_RECORDS: String(MAX_RECORDS) });
 
   it('splits a record holding several subscription payloads (newline-separated, or gzip members): every log event its own row; a bad payload loses nothing else', async () => {
     const org = await createOrg(app.url);

@@ -1,8 +1,9 @@
 // POST /api/v1/ingest/firehose against a real server, both backends: the Firehose protocol, bad records stored raw, retries, error shapes.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, startApp } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { columns, fixture, fixtureJson, ingestedEvents, post, postJson, startCuttableProxy, storedEvents, streamPayloadOf, viaProxy } from './ingest-kit.js';
 
@@ -43,17 +44,7 @@ function expectFailure(body: unknown, requestId: string) {
 }
 
 describe.each(backendNames)('Firehose ingest (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES) });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app, backend } = suiteApp(backendName, { BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES) });
 
   it('stores a batch with undecodable records: subscription records per log event, bad records raw, control records skipped; answers {requestId, timestamp}', async () => {
     const org = await createOrg(app.url);

@@ -1,8 +1,9 @@
 // Documented log formats of MCP gateways and proxies (and Powertools), sent through CloudWatch as an awslogs envelope: every mapped field, stored and streamed.
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { expectStreamedExactly, fixture, ingestedEvents, postJson, storedEvents, type StoredEvent } from './ingest-kit.js';
 
@@ -56,17 +57,7 @@ function mapped(e: StoredEvent) {
 const none = { serverId: null, sessionId: null, latencyMs: null, actionWord: null, rawAction: null, traceId: null, requestId: null, toolCallId: null, mcpMethod: null };
 
 describe.each(backendNames)('gateway log formats through CloudWatch (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName);
 
   /** Posts the fixture's lines, checks the answer, the stored lines and the stream; returns the stored events. */
   async function ingest(path: string): Promise<{ org: TestOrg; items: StoredEvent[]; check: () => Promise<void> }> {

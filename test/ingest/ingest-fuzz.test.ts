@@ -1,9 +1,10 @@
 // Property tests (fast-check) against a real server, both backends: no body makes a log ingest route answer 5xx or crash, and keyed retries store nothing new.
 import { gzipSync } from 'node:zlib';
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, startApp, type Json, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, type Json, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { ingestedEvents, post, type Route } from './ingest-kit.js';
 
 const BODY_LIMIT = 32 * 1024;
@@ -174,18 +175,11 @@ function expectWellFormedAnswer(route: Route, r: Json, what: string) {
 }
 
 describe.each(backendNames)('ingest routes under random input (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES), LOG_LEVEL: 'warn' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: String(BODY_LIMIT), INGEST_MAX_ENTRIES: String(MAX_ENTRIES), LOG_LEVEL: 'warn' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const send = (route: Route, body: string | Uint8Array, headers: Record<string, string> = {}) => post(app.url, route, org.key, body, headers);

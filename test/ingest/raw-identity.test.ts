@@ -1,7 +1,8 @@
 // POST /api/v1/ingest/events, both backends: an event is deduplicated only by its id or the request's Idempotency-Key + position.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, type Json, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, type Json } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
 /** The README's first example event: no id, no timestamp. */
@@ -16,17 +17,7 @@ function postWithKey(baseUrl: string, key: string, body: unknown, idempotencyKey
 }
 
 describe.each(backendNames)('raw ingest identity (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app } = suiteApp(backendName);
 
   it("stores a real repeat: the README's example sent twice is two audit records", async () => {
     const org = await createOrg(app.url);

@@ -4,8 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { storeEvents } from '../../src/audit/record-events.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { backendNames, createTestDatabase, makeBackend, realBackendAvailable, type Backend } from '../helpers/backends.js';
+import { backendNames, createTestDatabase, realBackendAvailable } from '../helpers/backends.js';
 import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { startPrivateRedis, type PrivateRedis } from '../helpers/private-redis.js';
 import { openSse } from '../helpers/sse.js';
 
@@ -75,18 +76,8 @@ const NAMED_BY_THE_ISSUE = [
 ] as const;
 
 describe.each(backendNames)('GET /metrics (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    // Alerts only where a test asks for them (per-org settings); a small buffer so a stalled client is cut quickly.
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', SSE_BUFFER_LIMIT_BYTES: '65536' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  // Alerts only where a test asks for them (per-org settings); a small buffer so a stalled client is cut quickly.
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', SSE_BUFFER_LIMIT_BYTES: '65536' });
 
   it('exposes every metric the service promises, with Prometheus names, the default process metrics, and no organization ids', async () => {
     const org = await createOrg(app.url);

@@ -1,8 +1,9 @@
 // Retention of log batches' shared metadata (audit_contexts), both backends: a context goes once no kept event uses it;
 // one first used by a removed event and used again by a kept one stays, and the kept events read whole.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { createOrg, startApp, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { createOrg, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { postJson, storedEvents } from '../ingest/ingest-kit.js';
 
 /** A subscription payload of `stream` with two entries whose ids start at `firstId`. */
@@ -18,18 +19,11 @@ function batch(stream: string, firstId: number) {
 }
 
 describe.each(backendNames)('retention of shared metadata (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '3' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '3' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const streams = async () =>

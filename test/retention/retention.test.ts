@@ -1,9 +1,10 @@
 // Retention on both backends: exactly the expired seq prefix goes (kept seqs stay gapless), then the sessions and servers
 // no event names; per-organization periods through the admin API; a stream resuming from a removed seq gets `reset` and
 // continues; dedupe stays exact for kept events; one instance at a time runs the job, and a lost lease deletes nothing.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { ADMIN_TOKEN, bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { ADMIN_TOKEN, bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 import { deleteSeqRange } from '../../src/retention/retention-repo.js';
 import { createJobLease } from '../../src/retention/job-lease.js';
@@ -11,8 +12,8 @@ import { createJobLease } from '../../src/retention/job-lease.js';
 const admin = { authorization: `Bearer ${ADMIN_TOKEN}` };
 
 describe.each(backendNames)('retention (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  // The timer never fires during the test; passes run through runOnce. Batches of 7 rows: several per organization.
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '7' });
   let org: TestOrg;
   let forever: TestOrg;
   let short: TestOrg;
@@ -40,9 +41,6 @@ describe.each(backendNames)('retention (%s)', (backendName) => {
     (await app.ctx.db.query<{ n: string }>(`SELECT ${col} AS n FROM ${table} WHERE org_id = $1 ORDER BY 1`, [o.id])).rows.map((r) => r.n);
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    // The timer never fires during the test; passes run through runOnce. Batches of 7 rows: several per organization.
-    app = await startApp({ ...backend.env, ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '7' });
     org = await createOrg(app.url);
     forever = await createOrg(app.url);
     short = await createOrg(app.url);
@@ -52,10 +50,6 @@ describe.each(backendNames)('retention (%s)', (backendName) => {
     total = (await seqsOf(org)).length;
     // s-old and s-mixed begin before r-3, s-new after r-25: 43 events, the first 27 expired.
     expect({ keptFrom, total }).toEqual({ keptFrom: 28, total: 43 });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const retentionUrl = (o: { id: string }) => `${app.url}/api/v1/admin/organizations/${o.id}/retention`;

@@ -1,22 +1,16 @@
 // A new session's statusChangedAt is the timestamp of the session_update (created) that announced it, to the millisecond.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 
 describe.each(backendNames)('session creation time (%s)', (name) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(name);
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(name);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('gives each new session the statusChangedAt of its streamed session_update', async () => {

@@ -1,12 +1,12 @@
 // Sessions on one instance, both backends: listing and paging, reading, suspend/resume with their events, 409/404, concurrency, flags, auth.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse } from '../helpers/sse.js';
 
 describe.each(backendNames)('sessions on one instance (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName);
   let org: TestOrg;
 
   const sessionsUrl = (path = '') => `${app.url}/api/v1/sessions${path}`;
@@ -14,13 +14,7 @@ describe.each(backendNames)('sessions on one instance (%s)', (backendName) => {
     http(sessionsUrl(`/${encodeURIComponent(id)}/${op}`), { method: 'POST', headers: bearer(key), ...(json === undefined ? {} : { json }) });
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('lists the sessions tool calls created, with first/last seen and counts, filtered by status and serverId, in keyset pages', async () => {

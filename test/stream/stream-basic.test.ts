@@ -1,22 +1,16 @@
 // The stream on one instance, both backends: format, headers, replay by Last-Event-ID, filters, heartbeat and auth.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, postEvents, startApp, toolCall, type RunningApp, type TestOrg } from '../helpers/app.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse, seqs, strictlyIncreasing } from '../helpers/sse.js';
 
 describe.each(backendNames)('stream on one instance (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { SSE_HEARTBEAT_MS: '200', ANOMALY_MIN_RATE: '1000000000' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, SSE_HEARTBEAT_MS: '200', ANOMALY_MIN_RATE: '1000000000' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('sends retry first, then each event with id = seq, event = type and the spec fields as one-line JSON', async () => {

@@ -1,21 +1,12 @@
 // Stream protection on both backends: slow consumers cut, connection limits, expiring logins, clean shutdown.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { backendNames, makeBackend, type Backend } from '../helpers/backends.js';
-import { bearer, createOrg, http, login, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
+import { backendNames } from '../helpers/backends.js';
+import { bearer, createOrg, http, login, postEvents, startApp, toolCall } from '../helpers/app.js';
+import { suiteApp } from '../helpers/suite-app.js';
 import { openSse, seqs, strictlyIncreasing } from '../helpers/sse.js';
 
 describe.each(backendNames)('stream protection (%s)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
-
-  beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', SSE_MAX_STREAMS_PER_USER: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
-  });
+  const { app, backend } = suiteApp(backendName, { SSE_BUFFER_LIMIT_BYTES: '65536', SSE_MAX_STREAMS_PER_KEY: '2', SSE_MAX_STREAMS_PER_USER: '2', AUTH_RECHECK_MS: '100', SSE_REPLAY_LIMIT: '100000', ANOMALY_MIN_RATE: '1000000000' });
 
   it('disconnects a client that stops reading while the others keep up, and it resumes by id with nothing lost', async () => {
     const org = await createOrg(app.url);

@@ -1,11 +1,11 @@
 // OTLP/HTTP answers for bad input and limits: google.rpc.Status bodies in the request's encoding, never a 5xx.
 import { gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { loadOtlpTypes } from '../../../src/ingest/otlp/proto-types.js';
 import { TOO_DEEP } from '../../../src/ingest/otlp/attributes.js';
-import { bearer, createOrg, startApp, type RunningApp, type TestOrg } from '../../helpers/app.js';
-import { embeddedBackend, type Backend } from '../../helpers/backends.js';
+import { bearer, createOrg, type TestOrg } from '../../helpers/app.js';
+import { suiteApp } from '../../helpers/suite-app.js';
 import { storedEvents } from '../ingest-kit.js';
 import { hexId, OTLP_BASE } from './otlp-kit.js';
 
@@ -43,20 +43,13 @@ function protoBytes(type: protobuf.Type, value: Record<string, unknown>): Buffer
 }
 
 describe('OTLP/HTTP answers', () => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp('embedded', { BODY_LIMIT_BYTES: String(256 * 1024), OTLP_MAX_LOG_RECORDS_PER_EXPORT: '3' });
   let org: TestOrg;
   let readOnly: TestOrg;
 
   beforeAll(async () => {
-    backend = await embeddedBackend();
-    app = await startApp({ ...backend.env, BODY_LIMIT_BYTES: String(256 * 1024), OTLP_MAX_LOG_RECORDS_PER_EXPORT: '3' });
     org = await createOrg(app.url);
     readOnly = await createOrg(app.url, { scopes: ['events:read'] });
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   async function post(signal: 'traces' | 'logs', body: Uint8Array | string, headers: Record<string, string>, key: string | null = org.key): Promise<Answer> {

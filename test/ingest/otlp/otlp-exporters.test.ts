@@ -4,9 +4,10 @@ import { OTLPTraceExporter as ProtoTraceExporter } from '@opentelemetry/exporter
 import { OTLPTraceExporter as JsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createOrg, http, startApp, type RunningApp, type TestOrg } from '../../helpers/app.js';
-import { backendNames, makeBackend, type Backend } from '../../helpers/backends.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createOrg, http, type TestOrg } from '../../helpers/app.js';
+import { suiteApp } from '../../helpers/suite-app.js';
+import { backendNames } from '../../helpers/backends.js';
 import { storedEvents, type StoredEvent } from '../ingest-kit.js';
 import { exportLogs, exportSpans, hexId, makeLogRecords, makeSpans, OTLP_BASE, type SpanSpec } from './otlp-kit.js';
 
@@ -54,18 +55,11 @@ function spanSpecs(tag: string): SpanSpec[] {
 const RESOURCE = { 'service.name': 'weather-mcp', 'service.version': '1.2.3', 'deployment.environment.name': 'test' };
 
 describe.each(backendNames.slice(-1))('OTLP/HTTP with the OpenTelemetry JS exporters (%s backend)', (backendName) => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp(backendName, { OTLP_MAX_SPANS_PER_EXPORT: '50' });
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, OTLP_MAX_SPANS_PER_EXPORT: '50' });
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   const otlpEvents = async () => storedEvents(app.url, org.key, '&source=otlp');

@@ -7,26 +7,19 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { McpInstrumentation } from '@traceloop/instrumentation-mcp';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { bearer, createOrg, startApp, type RunningApp, type TestOrg } from '../../helpers/app.js';
-import { embeddedBackend, type Backend } from '../../helpers/backends.js';
+import { bearer, createOrg, type TestOrg } from '../../helpers/app.js';
+import { suiteApp } from '../../helpers/suite-app.js';
 import { openSse } from '../../helpers/sse.js';
 import { OTLP_BASE } from './otlp-kit.js';
 
 describe('MCP client and server instrumented with OpenTelemetry → OTLP → audit stream', () => {
-  let backend: Backend;
-  let app: RunningApp;
+  const { app } = suiteApp('embedded');
   let org: TestOrg;
 
   beforeAll(async () => {
-    backend = await embeddedBackend();
-    app = await startApp(backend.env);
     org = await createOrg(app.url);
-  });
-  afterAll(async () => {
-    await app?.close();
-    await backend?.cleanup();
   });
 
   it('a tools/call made by the client is streamed as a tool_call with its tool, session and latency', async () => {
