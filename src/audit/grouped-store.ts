@@ -18,8 +18,9 @@ export interface StoreRequest {
 }
 
 /**
- * A request's events made storable and deduplicated within the request, the sessions of its tool calls, and each
- * event's row for the append statement (serialized here, so that the org's seq lock is not held meanwhile).
+ * A request's events made storable and deduplicated within the request, the sessions of its tool calls, and, when
+ * made ahead, each event's row for the append statement (serialized before the turn, so that the org's seq lock is
+ * not held meanwhile; rows not made ahead are made under the lock).
  */
 export interface PreparedEvents {
   fresh: NewAuditEvent[];
@@ -38,9 +39,9 @@ export interface StoredRequest {
 
 /**
  * Everything a request needs that does not need the database: storable events, deduplicated within the request, and
- * their rows. Throws (TooDeep, TooLarge) when an event cannot be stored.
+ * (with `rowsAhead`) their rows. Throws (TooDeep, TooLarge) when an event cannot be stored.
  */
-export function prepareEvents(input: NewAuditEvent[]): PreparedEvents {
+export function prepareEvents(input: NewAuditEvent[], rowsAhead = false): PreparedEvents {
   const seen = new Set<string>();
   const fresh: NewAuditEvent[] = [];
   const rows = new Map<NewAuditEvent, EventRow>();
@@ -50,7 +51,7 @@ export function prepareEvents(input: NewAuditEvent[]): PreparedEvents {
     if (seen.has(e.dedupeKey)) continue;
     seen.add(e.dedupeKey);
     fresh.push(e);
-    rows.set(e, eventRow(e));
+    if (rowsAhead) rows.set(e, eventRow(e));
   }
   return { fresh, sessions: sessionsOf(fresh), rows };
 }

@@ -20,6 +20,8 @@ interface Lane {
   waiting: Waiter[];
   /** Writes in the lane: those running and those waiting. */
   size: number;
+  /** Events of the groupable writes in the lane, running and waiting. */
+  events: number;
   /** Writes of the lane that failed because storage was unavailable, so far. */
   outages: number;
 }
@@ -61,12 +63,14 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
     if (refused) return Promise.reject(refused);
     let lane = lanes.get(orgId);
     const fresh = !lane;
-    lane ??= { waiting: [], size: 0, outages: 0 };
+    lane ??= { waiting: [], size: 0, events: 0, outages: 0 };
     lanes.set(orgId, lane);
     lane.size++;
     const l = lane;
     const answer = new Promise<unknown>((resolve, reject) => {
-      l.waiting.push(make(l.outages, { resolve, reject }));
+      const w = make(l.outages, { resolve, reject });
+      if (w.group) l.events += w.group.weight;
+      l.waiting.push(w);
     });
     if (fresh) void drain(orgId, l);
     return answer;
@@ -74,6 +78,7 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
 
   function done(lane: Lane, w: Waiter, outcome: MemberOutcome<unknown>): void {
     lane.size--;
+    if (w.group) lane.events -= w.group.weight;
     if (!outcome.ok && isStorageUnavailable(outcome.error)) lane.outages++;
     if (outcome.ok) w.resolve(outcome.value);
     else w.reject(outcome.error);
@@ -128,6 +133,10 @@ export function createOrgWriteQueue<J, R>(opts: OrgWriteQueueOptions<J, R>) {
     /** Writes of the organization in its lane now: running and waiting. */
     size(orgId: string): number {
       return lanes.get(orgId)?.size ?? 0;
+    },
+    /** Events of the organization's groupable writes in its lane now: running and waiting. */
+    events(orgId: string): number {
+      return lanes.get(orgId)?.events ?? 0;
     },
     /** Runs `fn` alone in the organization's turn; `internal` writes (anomaly alerts) wait without counting against the bound. */
     run<T>(orgId: string, fn: () => Promise<T>, internal = false): Promise<T> {

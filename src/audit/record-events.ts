@@ -113,8 +113,11 @@ export function createEventRecorder(deps: EventRecorderDeps) {
     if (events.length === 0) return { accepted: 0, duplicates: 0, batch: null, createdSessions: [] };
     // A write the queue would refuse is refused before its events are walked.
     if (!opts.internal) queue.refuseIfFull(orgId);
-    // Made storable before waiting: the org's turn (and its seq lock) is held only for what needs the database.
-    const request: StoreRequest = { events, idempotency: opts.idempotency, prepared: prepareEvents(events) };
+    // Made storable before waiting: the org's turn (and its seq lock) is held only for what needs the database. The
+    // rows' JSON too, while the org's lane holds at most a group's worth of events with this request: a write waiting
+    // behind more holds its events only (their text would double what it holds), and its rows are made in its turn.
+    const rowsAhead = !opts.internal && queue.events(orgId) + events.length <= (deps.maxGroupEvents ?? 0);
+    const request: StoreRequest = { events, idempotency: opts.idempotency, prepared: prepareEvents(events, rowsAhead) };
     if (opts.internal) {
       // Internal writes (anomaly alerts) run alone, without counting against the bound.
       const out = await queue.run(orgId, async () => {
