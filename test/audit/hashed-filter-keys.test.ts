@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
 import { createOrg, http, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
-import { listAuditEvents, type AuditEventFilter } from '../../src/audit/audit-repo.js';
-import type { Queryable } from '../../src/db/db.js';
+import { listingPlan } from '../helpers/listing-plan.js';
+import type { AuditEventFilter } from '../../src/audit/audit-repo.js';
 
 const EVENTS = 20_000;
 /** Two server ids whose hashtext is the same (found by searching mcp-server-1 .. 300000). */
@@ -31,22 +31,6 @@ describe.each(backendNames)('hash-keyed filter indexes (%s)', (backendName) => {
     await app.ctx.db.query('ANALYZE audit_events');
   }, 120_000);
 
-  /** The plan of the listing's query for `f` (the statement listAuditEvents sends), as text. */
-  async function planOf(f: Partial<AuditEventFilter>): Promise<string> {
-    const sent: { sql: string; params: unknown[] }[] = [];
-    const recorder: Queryable = {
-      query: (async (sql: string, params: unknown[] = []) => {
-        sent.push({ sql, params });
-        return app.ctx.db.query(sql, params);
-      }) as Queryable['query'],
-    };
-    const rows = await listAuditEvents(recorder, org.id, { order: 'desc', limit: 50, ...f });
-    expect(rows.length).toBeGreaterThan(0);
-    const { sql, params } = sent[sent.length - 1];
-    const r = await app.ctx.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
-    return r.rows.map((x) => x['QUERY PLAN']).join('\n');
-  }
-
   it('reads a rare server, session or tool through its index in both orders and after a cursor, without sorting', async () => {
     const cases: [Partial<AuditEventFilter>, string][] = [
       [{ serverId: 'srv-rare' }, 'audit_events_server_idx'],
@@ -55,7 +39,8 @@ describe.each(backendNames)('hash-keyed filter indexes (%s)', (backendName) => {
     ];
     for (const [filter, index] of cases) {
       for (const f of [filter, { ...filter, order: 'asc' as const }, { ...filter, beforeSeq: 10_000 }, { ...filter, order: 'asc' as const, afterSeq: 10_000 }]) {
-        const plan = await planOf(f);
+        const { rows, plan } = await listingPlan(app.ctx.db, org.id, f);
+        expect(rows.length, JSON.stringify(f)).toBeGreaterThan(0);
         expect(plan, JSON.stringify(f)).toMatch(new RegExp(`Index Scan (Backward )?using ${index}`));
         expect(plan, JSON.stringify(f)).not.toMatch(/Sort/);
       }

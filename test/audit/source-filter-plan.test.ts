@@ -4,8 +4,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
 import { createOrg, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
-import { listAuditEvents, type AuditEventFilter } from '../../src/audit/audit-repo.js';
-import type { Queryable } from '../../src/db/db.js';
+import { listingPlan } from '../helpers/listing-plan.js';
+import type { AuditEventFilter } from '../../src/audit/audit-repo.js';
 
 const EVENTS = 20_000;
 
@@ -26,21 +26,12 @@ describe.each(backendNames)('source filter plan (%s)', (backendName) => {
     await app.ctx.db.query('ANALYZE audit_events');
   }, 120_000);
 
-  /** The plan of the listing's query for `f` (the statement listAuditEvents sends), as text. */
+  /** The plan of the listing's query for `f`, after checking the page holds only that source. */
   async function planOf(f: Partial<AuditEventFilter>): Promise<string> {
-    const sent: { sql: string; params: unknown[] }[] = [];
-    const recorder: Queryable = {
-      query: (async (sql: string, params: unknown[] = []) => {
-        sent.push({ sql, params });
-        return app.ctx.db.query(sql, params);
-      }) as Queryable['query'],
-    };
-    const rows = await listAuditEvents(recorder, org.id, { order: 'desc', limit: 50, ...f });
+    const { rows, plan } = await listingPlan(app.ctx.db, org.id, f);
     expect(rows.length).toBeGreaterThan(0);
     expect(rows.every((r) => r.source === f.source)).toBe(true);
-    const { sql, params } = sent[sent.length - 1];
-    const r = await app.ctx.db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
-    return r.rows.map((x) => x['QUERY PLAN']).join('\n');
+    return plan;
   }
 
   it('reads a rare source through audit_events_source_idx in both orders and after a cursor, without sorting', async () => {
