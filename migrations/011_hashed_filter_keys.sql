@@ -1,12 +1,13 @@
 -- The server, session and tool filter indexes keyed by a 4-byte hash of the value instead of its text
 -- (docs/performance-history.md, "Filter indexes of fixed width").
 --
--- With text keys, entries have the width of their value, so a leaf page split by an append in the middle of the index
--- (the end of one server's range, say) was split in half: Postgres packs the left page full ("split after the new
--- item") only when the entries around are of one width. Measured on 1.4 M events filled in seq order, these three
--- indexes were half empty: 88, 83 and 68 bytes per event. Every entry is now 24 bytes (organization hash, value hash,
--- seq), pages split full, and like the source index (migration 010) they are packed full (fillfactor 100): entries of
--- one organization and value arrive in seq order, at the end of their range.
+-- A leaf page split by an append in the middle of the index (the end of one server's range, say) is split in half
+-- unless Postgres recognizes the append ("split after the new item", nbtsplitloc.c), which it does only for entries
+-- of at most 24 bytes (two int8s) whose left neighbour was inserted just before (adjacent heap tuples). Text keys are
+-- wider: measured on 1.4 M events filled in seq order, these three indexes were half empty (88, 83 and 68 bytes per
+-- event). Every entry is now 24 bytes (organization hash, value hash, seq), so pages split full, and like the source
+-- index (migration 010) they are packed full (fillfactor 100): entries of one organization and value arrive in seq
+-- order, at the end of their range.
 --
 -- Queries state audit_key_hash(column) = audit_key_hash($value) beside column = $value (audit-repo.ts); the heap check
 -- of the column tells apart two values that share a hash, as it does for organizations (uuid_hash, migration 006).
@@ -23,7 +24,9 @@ CREATE INDEX audit_events_tool_idx ON audit_events (uuid_hash(org_id), audit_key
   WITH (fillfactor = 100) WHERE tool_name IS NOT NULL;
 
 -- The primary key's entries (organization, seq) also arrive in seq order at the end of their organization's range:
--- its pages, split from now on, are left full too (they kept a tenth free for inserts that never come).
+-- the page split at the end of the whole index (the organization whose range is last) is left full too (it kept a
+-- tenth free for inserts that never come). Its entries (32 bytes) are too wide for the append to be recognized in the
+-- middle of the index: there pages still split in half.
 ALTER INDEX audit_events_pkey SET (fillfactor = 100);
 
 -- A query states both column = $value and its hash's equality; the planner, taking them for independent conditions,
