@@ -265,20 +265,18 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
     params.push(v);
     where.push(sql.replace('?', `$${params.length}`));
   };
-  if (f.type) add('type = ?', f.type);
-  // The server, session and tool indexes are keyed by audit_key_hash of the value (migration 011).
-  const keyed = (column: string, v: string) => {
+  // A column whose index is keyed by a function of the value (the server, session and tool indexes by audit_key_hash,
+  // migration 011; the source index by audit_source_code, migration 010): the value and its key are both stated.
+  const keyed = (column: string, key: string, v: string) => {
     add(`${column} = ?`, v);
-    where.push(`audit_key_hash(${column}) = audit_key_hash($${params.length}::text)`);
+    where.push(`${key}(${column}) = ${key}($${params.length}::text)`);
   };
-  if (f.serverId) keyed('server_id', f.serverId);
-  if (f.sessionId) keyed('session_id', f.sessionId);
-  if (f.toolName) keyed('tool_name', f.toolName);
+  if (f.type) add('type = ?', f.type);
+  if (f.serverId) keyed('server_id', 'audit_key_hash', f.serverId);
+  if (f.sessionId) keyed('session_id', 'audit_key_hash', f.sessionId);
+  if (f.toolName) keyed('tool_name', 'audit_key_hash', f.toolName);
   if (f.action) add('action = ?', f.action);
-  if (f.source) {
-    add('source = ?', f.source);
-    where.push(`audit_source_code(source) = audit_source_code($${params.length}::text)`); // the source index (migration 010)
-  }
+  if (f.source) keyed('source', 'audit_source_code', f.source);
   if (f.from) add('occurred_at >= ?', f.from.toISOString());
   if (f.to) add('occurred_at < ?', f.to.toISOString());
   if (f.from || f.to) {
