@@ -4,6 +4,7 @@ import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { AnomalySettings } from './anomaly-schemas.js';
 import { evaluate, type Evaluation } from './detector.js';
 import { MAX_TRACKED_SESSIONS, type RateCounter } from './rate-counter.js';
+import { nextTurn } from '../shared/event-loop-turns.js';
 
 /** A spike that passed the gate: the one alert of its key for this cooldown. */
 export interface SpikeAlert {
@@ -96,7 +97,7 @@ export function createSpikeMonitor(deps: SpikeMonitorDeps) {
 
   async function drain(): Promise<void> {
     // Yield first, so a commit's own response is not delayed by this work.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     try {
       while (pending.size > 0) {
         const work = [...pending.values()];

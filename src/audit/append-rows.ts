@@ -1,6 +1,7 @@
 // The append statement's rows: each event serialized before its organization's seq lock is taken, given its seq and context under it, joined into bounded slices.
 import type { StreamPayload, ToolCallPayload } from '../contract/stream-payloads.js';
 import { TooLarge } from '../shared/domain-errors.js';
+import { isStorable, MAX_STORED_DEPTH, storable, stringifiedTextIsStorable, textNestsDeeper } from '../shared/input-safety.js';
 import { isIdentityKey, type NewAuditEvent } from './audit-types.js';
 import { ownMetadata } from './shared-metadata.js';
 
@@ -69,6 +70,36 @@ export function eventRow(e: NewAuditEvent): EventRow {
     throw err;
   }
   return { text: json.slice(1), shared: own ? e.sharedMetadata! : null, payload };
+}
+
+/**
+ * `e` made storable (see storable) and its row. The check reads the row's JSON instead of walking the event: when the
+ * text has nothing to replace and does not nest deeper than storable allows, the event's other strings (its dedupe
+ * key) are clean, and so is its batch's shared metadata (walked once per object, remembered in `storableShared`), `e`
+ * is stored as it is, which is what storable(e) would return. Otherwise, and always for an event with a stored payload
+ * (its text sits inside a JSON string of the row), the event is walked and copied as before.
+ */
+export function storableEventRow(e: NewAuditEvent, storableShared: Set<object>): { event: NewAuditEvent; row: EventRow } {
+  if (e.payload == null && isStorable(e.dedupeKey) && sharedIsStorable(e.sharedMetadata, storableShared)) {
+    let row: EventRow | null = null;
+    try {
+      row = eventRow(e);
+    } catch {
+      // Too large or too deep for JSON.stringify: the walk below names the cause (TooDeep) or eventRow does again.
+    }
+    // The row's text lacks its opening brace: an object at depth d of the event is at depth d of the text.
+    if (row && stringifiedTextIsStorable(row.text) && !textNestsDeeper(row.text, MAX_STORED_DEPTH - 1)) return { event: e, row };
+  }
+  const event = storable(e);
+  return { event, row: eventRow(event) };
+}
+
+/** True when `shared` (an event's sharedMetadata, at depth 1 of the event) is absent or storable as it is. */
+function sharedIsStorable(shared: Record<string, unknown> | undefined, storableShared: Set<object>): boolean {
+  if (!shared || storableShared.has(shared)) return true;
+  if (!isStorable(shared, MAX_STORED_DEPTH - 1)) return false;
+  storableShared.add(shared);
+  return true;
 }
 
 /** The full JSON object of a row with its seq and, when it names one, its context's position in the write's list. */

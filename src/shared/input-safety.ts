@@ -42,8 +42,19 @@ export function closingQuoteIndex(text: string, start: number): number {
   }
 }
 
+/** True when `text` holds at most `max` opening brackets (`{` or `[`, in strings too): it cannot nest deeper. */
+function fewBrackets(text: string, max: number): boolean {
+  let count = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) if (++count > max) return false;
+  }
+  return true;
+}
+
 /** True when JSON text nests arrays/objects deeper than `max` (strings are skipped; invalid JSON is not judged here). */
 export function textNestsDeeper(text: string, max: number): boolean {
+  // Most texts hold fewer brackets than the limit: counting them (native searches) settles it without reading the rest.
+  if (fewBrackets(text, max)) return false;
   let depth = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
@@ -79,6 +90,20 @@ export function storableText(s: string): string {
  */
 export function storable<T>(value: T, maxDepth = MAX_STORED_DEPTH): T {
   return needsChange(value, 0, maxDepth) ? copy(value, 0, maxDepth) : value;
+}
+
+/** True when storable(value, maxDepth) would return `value` itself (nothing to replace, not too deep). */
+export function isStorable(value: unknown, maxDepth = MAX_STORED_DEPTH): boolean {
+  return !needsChange(value, 0, maxDepth);
+}
+
+/**
+ * True when JSON text made by JSON.stringify holds only storable strings: it escapes U+0000 and unpaired surrogates
+ * (as \u0000, \udxxx) and emits every other character outside the control range as is, so text without `\u` has
+ * neither (other escaped control characters only make this answer false, never wrongly true).
+ */
+export function stringifiedTextIsStorable(json: string): boolean {
+  return !json.includes('\\u');
 }
 
 function copy<T>(value: T, depth: number, maxDepth: number): T {
