@@ -2,7 +2,6 @@
 import type { Queryable } from '../db/db.js';
 import { applySessionRules, sessionsOf, type SessionStatus, type SessionUpsert } from '../sessions/session-rules.js';
 import { storable } from '../shared/input-safety.js';
-import { ENTRIES_PER_TURN, nextTurn } from '../shared/event-loop-turns.js';
 import { appendEvents, existingKeysAndSessions, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import { storableEventRow, type EventRow } from './append-rows.js';
 import { isIdentityKey } from './audit-types.js';
@@ -38,50 +37,27 @@ export interface StoredRequest {
   replayed?: boolean;
 }
 
-/** Prepares a request's events one by one (see prepareEvents). */
-function eventPreparer(rowsAhead: boolean) {
-  const seen = new Set<string>();
-  const fresh: NewAuditEvent[] = [];
-  const rows = new Map<NewAuditEvent, EventRow>();
-  const storableShared = new Set<object>();
-  return {
-    add(raw: NewAuditEvent): void {
-      const key = storedDedupeKey(raw.dedupeKey);
-      const keyed = key === raw.dedupeKey ? raw : { ...raw, dedupeKey: key };
-      // With its row made here, the event is checked on the row's text (cheaper than walking it); else walked.
-      const made = rowsAhead ? storableEventRow(keyed, storableShared) : { event: storable(keyed), row: null };
-      const e = made.event;
-      if (seen.has(e.dedupeKey)) return;
-      seen.add(e.dedupeKey);
-      fresh.push(e);
-      if (made.row) rows.set(e, made.row);
-    },
-    done: (): PreparedEvents => ({ fresh, sessions: sessionsOf(fresh), rows }),
-  };
-}
-
 /**
  * Everything a request needs that does not need the database: storable events, deduplicated within the request, and
  * (with `rowsAhead`) their rows. Throws (TooDeep, TooLarge) when an event cannot be stored.
  */
 export function prepareEvents(input: NewAuditEvent[], rowsAhead = false): PreparedEvents {
-  const preparer = eventPreparer(rowsAhead);
-  for (const e of input) preparer.add(e);
-  return preparer.done();
-}
-
-/**
- * prepareEvents, giving the event loop a turn after every ENTRIES_PER_TURN events: preparing a large request does not
- * hold the process for its whole length, so the statements of a running write (which holds its organization's seq
- * lock meanwhile) go on in between.
- */
-export async function prepareEventsInTurns(input: NewAuditEvent[], rowsAhead = false): Promise<PreparedEvents> {
-  const preparer = eventPreparer(rowsAhead);
-  for (let i = 0; i < input.length; i++) {
-    if (i > 0 && i % ENTRIES_PER_TURN === 0) await nextTurn();
-    preparer.add(input[i]);
+  const seen = new Set<string>();
+  const fresh: NewAuditEvent[] = [];
+  const rows = new Map<NewAuditEvent, EventRow>();
+  const storableShared = new Set<object>();
+  for (const raw of input) {
+    const key = storedDedupeKey(raw.dedupeKey);
+    const keyed = key === raw.dedupeKey ? raw : { ...raw, dedupeKey: key };
+    // With its row made here, the event is checked on the row's text (cheaper than walking it); else walked.
+    const made = rowsAhead ? storableEventRow(keyed, storableShared) : { event: storable(keyed), row: null };
+    const e = made.event;
+    if (seen.has(e.dedupeKey)) continue;
+    seen.add(e.dedupeKey);
+    fresh.push(e);
+    if (made.row) rows.set(e, made.row);
   }
-  return preparer.done();
+  return { fresh, sessions: sessionsOf(fresh), rows };
 }
 
 /** Adds one request's session activity to the group's, as a second upsert of the same rows would have. */

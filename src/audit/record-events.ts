@@ -8,9 +8,8 @@ import { storable } from '../shared/input-safety.js';
 import { appendEvents, lockOrgSeq, storedDedupeKey } from './audit-repo.js';
 import type { IdempotencyClaim } from './ingest-requests-repo.js';
 import type { NewAuditEvent, PublishedBatch, RecordResult } from './audit-types.js';
-import { prepareEventsInTurns, storeRequests, type PreparedEvents, type StoreRequest, type StoredRequest } from './grouped-store.js';
+import { prepareEvents, storeRequests, type StoreRequest, type StoredRequest } from './grouped-store.js';
 import { createOrgWriteQueue, type MemberOutcome } from './org-write-queue.js';
-import { createRowsAheadBudget } from './rows-ahead-budget.js';
 
 /** Called after each commit with what was stored; the anomaly detector and metrics listen here. */
 export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
@@ -48,7 +47,6 @@ export async function storeEvents(tx: Queryable, orgId: string, input: NewAuditE
 export function createEventRecorder(deps: EventRecorderDeps) {
   const listeners: AfterCommitListener[] = [];
   const queue = createOrgWriteQueue<StoreRequest, StoredRequest>({ maxWaiting: deps.maxQueuedWritesPerOrg, maxGroupEvents: deps.maxGroupEvents ?? 0, runGroup });
-  const rowsAheadBudget = createRowsAheadBudget(deps.maxGroupEvents ?? 0, (orgId) => queue.events(orgId));
 
   async function publish(batch: PublishedBatch | null): Promise<void> {
     if (!batch) return;
@@ -118,16 +116,8 @@ export function createEventRecorder(deps: EventRecorderDeps) {
     // Made storable before waiting: the org's turn (and its seq lock) is held only for what needs the database. The
     // rows' JSON too, while the org's lane holds at most a group's worth of events with this request: a write waiting
     // behind more holds its events only (their text would double what it holds), and its rows are made in its turn.
-    // Preparing gives the event loop turns: the events of writes still being prepared with rows count too.
-    const rowsAhead = !opts.internal && rowsAheadBudget.take(orgId, events.length);
-    let prepared: PreparedEvents;
-    try {
-      prepared = await prepareEventsInTurns(events, rowsAhead);
-    } finally {
-      // In the same turn as the join below, which counts these events in the lane from then on.
-      if (rowsAhead) rowsAheadBudget.give(orgId, events.length);
-    }
-    const request: StoreRequest = { events, idempotency: opts.idempotency, prepared };
+    const rowsAhead = !opts.internal && queue.events(orgId) + events.length <= (deps.maxGroupEvents ?? 0);
+    const request: StoreRequest = { events, idempotency: opts.idempotency, prepared: prepareEvents(events, rowsAhead) };
     if (opts.internal) {
       // Internal writes (anomaly alerts) run alone, without counting against the bound.
       const out = await queue.run(orgId, async () => {

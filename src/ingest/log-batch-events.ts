@@ -5,7 +5,7 @@ import { truncate } from './normalize/strings.js';
 import type { LogBatch, LogEventEntry } from './cloudwatch/cloudwatch-payload.js';
 import { dedupeKey, ownIdentity } from './dedupe-key.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
-import { ENTRIES_PER_TURN, nextTurn } from '../shared/event-loop-turns.js';
+import { nextTurn } from '../shared/event-loop-turns.js';
 
 /** Subscription filter names kept on each event: CloudWatch allows 2 filters per log group, names of up to 512 characters. */
 export const MAX_FILTERS_PER_EVENT = 2;
@@ -105,6 +105,9 @@ export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewA
   for (let i = 0; i < out.length; i++) out[i] = convert(i);
   return out;
 }
+
+/** Entries normalized between two turns of the event loop by logBatchToEventsInTurns. */
+export const ENTRIES_PER_TURN = 100;
 
 /**
  * logBatchToEvents, giving the event loop a turn after every ENTRIES_PER_TURN entries: a 10,000-line batch does not

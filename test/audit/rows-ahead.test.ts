@@ -1,10 +1,8 @@
 // What bounds the rows made ahead of a write's turn: the queue counts the events of an organization's lane (running and
-// waiting), the budget counts those being prepared as well, and prepareEvents makes rows only when asked. Pure: no
-// database.
+// waiting), and prepareEvents makes rows only when asked. Pure: no database.
 import { describe, expect, it } from 'vitest';
 import { createOrgWriteQueue, type MemberOutcome } from '../../src/audit/org-write-queue.js';
-import { prepareEvents, prepareEventsInTurns } from '../../src/audit/grouped-store.js';
-import { createRowsAheadBudget } from '../../src/audit/rows-ahead-budget.js';
+import { prepareEvents } from '../../src/audit/grouped-store.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 
 const call = (i: number): NewAuditEvent => ({ type: 'tool_call', source: 'raw', occurredAt: new Date(0), toolName: `t${i}`, dedupeKey: `raw:${i}` });
@@ -42,35 +40,5 @@ describe('rows made ahead of the turn', () => {
     expect([...ahead.rows.keys()]).toEqual(ahead.fresh);
     expect(JSON.parse(`{${ahead.rows.get(ahead.fresh[1])!.text}`)).toMatchObject({ tool_name: 't2', dedupe_key: 'raw:2' });
     expect(prepareEvents(events).rows.size).toBe(0);
-  });
-
-  it('counts the writes still being prepared with rows beside those queued, per organization, until given back', () => {
-    let queued = 300;
-    const budget = createRowsAheadBudget(1_000, (org) => (org === 'o' ? queued : 0));
-    expect(budget.take('o', 500)).toBe(true); // 300 queued + 500
-    expect(budget.take('o', 300)).toBe(false); // 300 + 500 + 300 > 1,000: this one waits without rows
-    expect(budget.take('other', 1_000)).toBe(true);
-    expect(budget.take('o', 200)).toBe(true); // exactly 1,000
-    budget.give('o', 500);
-    queued += 500; // the first write joined its queue: counted there now
-    expect(budget.take('o', 1)).toBe(false);
-    queued = 0;
-    budget.give('o', 200);
-    expect(budget.take('o', 1_000)).toBe(true);
-    expect(budget.take('o', 1_001 - 1_000)).toBe(false);
-  });
-
-  it('prepares in turns exactly as at once, letting other work run in between', async () => {
-    const events = Array.from({ length: 350 }, (_, i) => call(i % 300)); // 50 repeats
-    let ranBetween = false;
-    const pending = prepareEventsInTurns(events, true);
-    setImmediate(() => (ranBetween = true)); // runs before the preparation ends only if it gave the event loop a turn
-    const inTurns = await pending;
-    expect(ranBetween).toBe(true);
-    const atOnce = prepareEvents(events, true);
-    expect(inTurns.fresh).toEqual(atOnce.fresh);
-    expect([...inTurns.rows.values()]).toEqual([...atOnce.rows.values()]);
-    expect(inTurns.sessions).toEqual(atOnce.sessions);
-    expect(inTurns.fresh).toHaveLength(300);
   });
 });
