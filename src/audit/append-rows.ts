@@ -10,8 +10,14 @@ export const ROWS_PER_SLICE = 2_000;
 /** Characters of JSON one statement carries at most (a single larger row still goes alone). */
 export const MAX_SLICE_CHARS = 8 * 1024 * 1024;
 
-/** The stream payload of a tool call: every field present, unknown ones null. */
-export function toolCallPayload(e: Pick<NewAuditEvent, 'serverId' | 'sessionId' | 'action' | 'latencyMs' | 'occurredAt'> & { toolName: string }): ToolCallPayload {
+/**
+ * The stream payload of a tool call: every field present, unknown ones null. `timestamp`: occurredAt as ISO 8601, when
+ * the caller has it already (toISOString is not free, and a row needs it too).
+ */
+export function toolCallPayload(
+  e: Pick<NewAuditEvent, 'serverId' | 'sessionId' | 'action' | 'latencyMs' | 'occurredAt'> & { toolName: string },
+  timestamp = e.occurredAt.toISOString(),
+): ToolCallPayload {
   return {
     type: 'tool_call',
     serverId: e.serverId ?? null,
@@ -19,13 +25,16 @@ export function toolCallPayload(e: Pick<NewAuditEvent, 'serverId' | 'sessionId' 
     toolName: e.toolName,
     action: e.action ?? null,
     latencyMs: e.latencyMs ?? null,
-    timestamp: e.occurredAt.toISOString(),
+    timestamp,
   };
 }
 
-/** What the stream sends of an event (null: not streamed). */
-function payloadOf(e: NewAuditEvent): StreamPayload | null {
-  if (e.type === 'tool_call') return e.toolName ? toolCallPayload({ ...e, toolName: e.toolName }) : null;
+/** What the stream sends of an event (null: not streamed); `occurredAt`: e.occurredAt as ISO 8601. */
+function payloadOf(e: NewAuditEvent, occurredAt: string): StreamPayload | null {
+  if (e.type === 'tool_call') {
+    const toolName = e.toolName;
+    return toolName ? toolCallPayload({ serverId: e.serverId, sessionId: e.sessionId, action: e.action, latencyMs: e.latencyMs, occurredAt: e.occurredAt, toolName }, occurredAt) : null;
+  }
   if (e.type === 'anomaly' || e.type === 'session_update') return e.payload ?? null;
   return null;
 }
@@ -46,10 +55,11 @@ export interface EventRow {
  * A row too large for JSON.stringify (a string past V8's limit) is a 413.
  */
 export function eventRow(e: NewAuditEvent): EventRow {
-  const payload = payloadOf(e);
+  const occurredAt = e.occurredAt.toISOString();
+  const payload = payloadOf(e, occurredAt);
   const own = e.sharedMetadata && e.metadata ? ownMetadata(e.metadata, e.sharedMetadata) : null;
   const row = {
-    occurred_at: e.occurredAt.toISOString(),
+    occurred_at: occurredAt,
     source: e.source,
     type: e.type,
     server_id: e.serverId ?? null,
