@@ -203,13 +203,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     prefix: INGEST_PREFIX,
     sources: ingestSources({
       firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
-      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT },
+      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
     }),
     auth,
     recorder,
     metrics,
     bodyLimit: config.BODY_LIMIT_BYTES,
     maxEntries: config.INGEST_MAX_ENTRIES,
+    eventCost: { maxEventBytes: config.INGEST_MAX_EVENT_BYTES },
   });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });

@@ -57,6 +57,10 @@ export const configSchema = z.object({
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
   OTLP_MAX_SPANS_PER_EXPORT: int(10_000, 1),
   OTLP_MAX_LOG_RECORDS_PER_EXPORT: int(10_000, 1),
+  /** Protobuf messages (resources, scopes, spans, log records, attributes, values...) or JSON objects and arrays in one OTLP export, counted before decoding. */
+  OTLP_MAX_MESSAGES_PER_EXPORT: int(500_000, 1),
+  /** Most bytes of JSON one ingested event takes, metadata included (at least 16 KiB, MIN_EVENT_BYTES); larger values are cut with `[truncated]`. */
+  INGEST_MAX_EVENT_BYTES: int(64 * 1024, 16 * 1024, 64 * 1024 * 1024),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),

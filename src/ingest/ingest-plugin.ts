@@ -1,11 +1,13 @@
 // The ingest plugin (prefix /api/v1/ingest): authentication, content types, body decoding and limits, Idempotency-Key,
-// storing once and metrics, for every source of sources.ts; a source supplies only its paths, types and toEvents.
+// the bound on what an event may cost, storing once and metrics, for every source of sources.ts; a source supplies only
+// its paths, types and toEvents.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { EventRecorder } from '../audit/record-events.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { toErrorResponse } from '../http/error-handler.js';
 import { SECURITY } from '../http/route-schemas.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { boundEvents, type EventCostBound } from '../shared/event-cost.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { bodyLimitOf, installBodyParsers, mediaTypeOf, requireContentType } from './content-types.js';
 import { idempotencyClaim, idempotencyKeyOf } from './idempotency.js';
@@ -24,6 +26,8 @@ export interface IngestPluginOptions {
   bodyLimit: number;
   /** INGEST_MAX_ENTRIES: the most entries one request may store. */
   maxEntries: number;
+  /** INGEST_MAX_EVENT_BYTES: what one stored event may cost, applied to every source's events (boundEvent). */
+  eventCost: EventCostBound;
 }
 
 function send(reply: FastifyReply, answer: SourceAnswer, status: number) {
@@ -87,10 +91,14 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
           limits: { bodyBytes: bodyLimitOf(request), maxEntries: opts.maxEntries },
         });
         const notStored = mapped.notStored ?? 0;
+        const empty = mapped.empty ?? 0;
         if (notStored) opts.metrics.ingestEvents.inc({ source: source.name, outcome: source.notStoredOutcome ?? 'not_stored' }, notStored);
+        if (empty) opts.metrics.ingestEvents.inc({ source: source.name, outcome: 'empty' }, empty);
         const claim = source.idempotency ? idempotencyClaim(idempotencyKey, source.idempotency.claim, request.body) : undefined;
-        const stored = await storeEvents(opts, auth.orgId, source.name, mapped.events, { idempotency: claim, chunked: mapped.chunked });
-        const result = { ...stored, notStored, info: mapped.info };
+        // The one bound on what an event may cost, whatever source made it.
+        const events = boundEvents(mapped.events, opts.eventCost);
+        const stored = await storeEvents(opts, auth.orgId, source.name, events, { idempotency: claim, chunked: mapped.chunked });
+        const result = { ...stored, notStored, empty, info: mapped.info };
         if (!source.answer) return { accepted: stored.accepted, duplicates: stored.duplicates };
         return send(reply, await source.answer(result, { request, contentType }), 200);
       },

@@ -36,8 +36,10 @@ export interface EventsContext {
 export interface SourceEvents {
   /** The audit events to store, in order; each carries its dedupe key (see dedupe-key.ts). */
   events: NewAuditEvent[];
-  /** Entries accepted but deliberately not stored (e.g. empty Firehose records); counted in metrics. */
+  /** Entries accepted but deliberately not stored for the source's own reason (e.g. OTLP spans that are not tool calls); counted in metrics. */
   notStored?: number;
+  /** Entries that carry nothing (isEmptyEntry, the one rule for every source): not stored, counted as `empty`. */
+  empty?: number;
   /**
    * Store in transactions of at most INGEST_MAX_ENTRIES each, for sources whose every dedupe key is deterministic (a
    * retry of a half-stored request stores only the rest). Default: one transaction, more entries than allowed is a 413.
@@ -52,6 +54,7 @@ export interface IngestResult {
   accepted: number;
   duplicates: number;
   notStored: number;
+  empty: number;
   /** What toEvents returned as `info`. */
   info?: unknown;
 }
@@ -120,6 +123,6 @@ export interface IngestSource {
 /** Settings a source may depend on, passed to each source's factory in sources.ts. */
 export interface SourceSettings {
   firehoseMaxRecords: number;
-  /** The OTLP .proto types (loaded at start) and OTLP_MAX_SPANS_PER_EXPORT / OTLP_MAX_LOG_RECORDS_PER_EXPORT. */
+  /** The OTLP .proto types (loaded at start), OTLP_MAX_SPANS_PER_EXPORT / OTLP_MAX_LOG_RECORDS_PER_EXPORT / OTLP_MAX_MESSAGES_PER_EXPORT. */
   otlp: OtlpSettings;
 }

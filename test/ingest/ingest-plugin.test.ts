@@ -8,13 +8,17 @@ import { testConfig } from '../../src/config.js';
 import { ingestPlugin } from '../../src/ingest/ingest-plugin.js';
 import type { IngestSource } from '../../src/ingest/ingest-source.js';
 import { InvalidInput, RateLimited } from '../../src/shared/domain-errors.js';
+import { MIN_EVENT_BYTES, TRUNCATED } from '../../src/shared/event-cost.js';
 import { makeBackend, type Backend } from '../helpers/backends.js';
 import { ADMIN_TOKEN, bearer, createOrg, type TestOrg } from '../helpers/app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
 const BODY_LIMIT = 4096;
 
-/** One event per line `<id> <tool>`; `#` lines are accepted, not stored; `busy` is a 429; anything else a 400. */
+/**
+ * One event per line `<id> <tool>` (`<id> <tool> big`: with 1 MiB of metadata); `#` lines are accepted, not stored; `-`
+ * lines are empty entries; `busy` is a 429; anything else a 400.
+ */
 const probe: IngestSource = {
   name: 'raw',
   prefix: '/probe',
@@ -26,13 +30,15 @@ const probe: IngestSource = {
     if (!Buffer.isBuffer(body)) throw new Error('expected the body as a Buffer');
     const lines = body.toString('utf8').split('\n').filter(Boolean);
     if (lines.includes('busy')) throw new RateLimited('busy now', 7);
-    const kept = lines.filter((l) => !l.startsWith('#'));
+    const kept = lines.filter((l) => !l.startsWith('#') && l !== '-');
     const events = kept.map((line) => {
-      const m = /^(\S+) (\S+)$/.exec(line);
+      const m = /^(\S+) (\S+)( big)?$/.exec(line);
       if (!m) throw new InvalidInput('not a probe line', [{ path: line.slice(0, 20), message: 'expected "<id> <tool>"' }]);
-      return { type: 'tool_call' as const, source: 'raw' as const, occurredAt: ctx.receivedAt, serverId: ctx.path, toolName: m[2], metadata: {}, dedupeKey: `probe:${m[1]}` };
+      const metadata = m[3] ? { blob: 'x'.repeat(1024 * 1024), note: 'kept' } : {};
+      return { type: 'tool_call' as const, source: 'raw' as const, occurredAt: ctx.receivedAt, serverId: ctx.path, toolName: m[2], metadata, dedupeKey: `probe:${m[1]}` };
     });
-    return { events, notStored: lines.length - kept.length, info: { path: ctx.path } };
+    const empty = lines.filter((l) => l === '-').length;
+    return { events, notStored: lines.filter((l) => l.startsWith('#')).length, empty, info: { path: ctx.path } };
   },
   answer(result, ctx) {
     const text = `ok ${result.accepted} ${result.duplicates} ${result.notStored} ${(result.info as { path: string }).path}`;
@@ -55,7 +61,7 @@ describe('ingest plugin with a new source', () => {
     const config = testConfig({ ...backend.env, ADMIN_TOKEN, BODY_LIMIT_BYTES: String(BODY_LIMIT) });
     ctx = await buildApp(config);
     const auth = createAuthenticator(config, createAuthRepo(ctx.db));
-    await ctx.app.register(ingestPlugin, { prefix: '/api/v1/ingest', sources: [probe], auth, recorder: ctx.recorder, metrics: ctx.metrics, bodyLimit: BODY_LIMIT, maxEntries: 10 });
+    await ctx.app.register(ingestPlugin, { prefix: '/api/v1/ingest', sources: [probe], auth, recorder: ctx.recorder, metrics: ctx.metrics, bodyLimit: BODY_LIMIT, maxEntries: 10, eventCost: { maxEventBytes: MIN_EVENT_BYTES } });
     url = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
     org = await createOrg(url);
   });
@@ -97,9 +103,19 @@ describe('ingest plugin with a new source', () => {
     expect(await ingestedEvents(url, org.key)).toHaveLength(2);
   });
 
+  it("bounds what any source's event may cost (INGEST_MAX_EVENT_BYTES): 1 MiB of metadata is cut with the marker", async () => {
+    const r = await send('/v1/a', '3 gamma big\n-\n-\n');
+    expect(await r.json()).toEqual({ text: 'ok 1 0 0 /v1/a' });
+    const stored = (await ingestedEvents(url, org.key)).find((e) => e.toolName === 'gamma')!;
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBeLessThanOrEqual(MIN_EVENT_BYTES + 200);
+    expect(stored.metadata.note).toBe('kept');
+    expect(stored.metadata.blob.endsWith(TRUNCATED)).toBe(true);
+  });
+
   it('counts the requests, the stored entries and the accepted-but-not-stored ones', async () => {
     const text = await (await fetch(`${url}/metrics`)).text();
     expect(text).toMatch(/audit_stream_ingest_events_total\{source="raw",outcome="not_stored"\} 1/);
+    expect(text).toMatch(/audit_stream_ingest_events_total\{source="raw",outcome="empty"\} 2/);
     expect(text).toMatch(/audit_stream_ingest_requests_total\{source="raw",status="429"\} 1/);
   });
 });
