@@ -6,6 +6,7 @@ import type { LogBatch, LogEventEntry } from './cloudwatch/cloudwatch-payload.js
 import { dedupeKey, ownIdentity } from './dedupe-key.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
 import { nextTurn } from '../shared/event-loop-turns.js';
+import { isEmptyEntry } from './empty-entries.js';
 
 /** Subscription filter names kept on each event: CloudWatch allows 2 filters per log group, names of up to 512 characters. */
 export const MAX_FILTERS_PER_EVENT = 2;
@@ -70,8 +71,8 @@ export interface BatchEventOptions {
   extra?: (e: LogEventEntry, position: number) => Record<string, unknown>;
 }
 
-/** The converter of a batch's entries: the audit event of the entry at a position. */
-function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) => NewAuditEvent {
+/** The converter of a batch's entries: the audit event of the entry at a position, or null for an empty entry (isEmptyEntry). */
+function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) => NewAuditEvent | null {
   const idempotencyKey = opts.idempotencyKey ?? null;
   const keyFor = opts.keyFor ?? ((e: LogEventEntry, i: number) => cloudWatchDedupeKey(e, i, idempotencyKey));
   const shared = batchContext(batch);
@@ -81,6 +82,7 @@ function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) =
   const sharedMetadata = { source_detail: sourceDetail, payloadFormat: opts.payloadFormat, cloudwatch: shared };
   return (i) => {
     const e = batch.events[i];
+    if (isEmptyEntry({ text: e.message, fields: e.extractedFields })) return null;
     const metadata: Record<string, unknown> = { payloadFormat: opts.payloadFormat, cloudwatch: entryContext(shared, e) };
     if (opts.extra) Object.assign(metadata, opts.extra(e, i));
     const event = toAuditEvent(normalizeMessage(e.message), {
@@ -98,12 +100,22 @@ function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) =
   };
 }
 
-/** One audit event per log event, in order. */
-export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): NewAuditEvent[] {
+/** The events of a batch: one per log event, in order, but none for an empty one (a blank line), which is counted. */
+export interface BatchEvents {
+  events: NewAuditEvent[];
+  /** Log events with no message (or only whitespace) and no extracted fields: not stored. */
+  empty: number;
+}
+
+/** One audit event per log event that carries something, in order; empty ones are counted. */
+export function logBatchToEvents(batch: LogBatch, opts: BatchEventOptions): BatchEvents {
   const convert = entryConverter(batch, opts);
-  const out: NewAuditEvent[] = new Array(batch.events.length);
-  for (let i = 0; i < out.length; i++) out[i] = convert(i);
-  return out;
+  const events: NewAuditEvent[] = [];
+  for (let i = 0; i < batch.events.length; i++) {
+    const event = convert(i);
+    if (event) events.push(event);
+  }
+  return { events, empty: batch.events.length - events.length };
 }
 
 /** Entries normalized between two turns of the event loop by logBatchToEventsInTurns. */
@@ -114,12 +126,13 @@ export const ENTRIES_PER_TURN = 100;
  * hold the process for its whole normalization, so the statements of a running write (which holds its
  * organization's seq lock meanwhile) and other requests go on in between.
  */
-export async function logBatchToEventsInTurns(batch: LogBatch, opts: BatchEventOptions): Promise<NewAuditEvent[]> {
+export async function logBatchToEventsInTurns(batch: LogBatch, opts: BatchEventOptions): Promise<BatchEvents> {
   const convert = entryConverter(batch, opts);
-  const out: NewAuditEvent[] = new Array(batch.events.length);
-  for (let i = 0; i < out.length; i++) {
+  const events: NewAuditEvent[] = [];
+  for (let i = 0; i < batch.events.length; i++) {
     if (i > 0 && i % ENTRIES_PER_TURN === 0) await nextTurn();
-    out[i] = convert(i);
+    const event = convert(i);
+    if (event) events.push(event);
   }
-  return out;
+  return { events, empty: batch.events.length - events.length };
 }

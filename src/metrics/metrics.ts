@@ -28,7 +28,7 @@ export function createMetrics() {
     slowClientDisconnects: new Counter({ name: 'audit_stream_sse_slow_client_disconnects_total', help: 'Streams cut because the client did not keep up', registers: r }),
     eventsDelivered: new Counter({ name: 'audit_stream_sse_events_delivered_total', help: 'Events written to SSE streams (events x clients)', registers: r }),
     eventsReplayed: new Counter({ name: 'audit_stream_sse_events_replayed_total', help: 'Events sent from the database on reconnect', registers: r }),
-    ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate; empty: Firehose records with no data; not_stored: other entries a source accepts and does not store)', labelNames: ['source', 'outcome'], registers: r }),
+    ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate; empty: entries that carry nothing, such as Firehose records with no data or OTLP log records with no body, attributes or name; not_tool_call: OTLP spans that are not tool calls; not_stored: other entries a source accepts and does not store)', labelNames: ['source', 'outcome'], registers: r }),
     eventsStored: new Counter({ name: 'audit_stream_events_stored_total', help: 'Audit events committed to the database, by source and type (ingested entries, session updates, anomalies)', labelNames: ['source', 'type'], registers: r }),
     ingestRequests: new Counter({ name: 'audit_stream_ingest_requests_total', help: 'Ingest requests by source and status code', labelNames: ['source', 'status'], registers: r }),
     ingestDuration: new Histogram({

@@ -19,13 +19,14 @@ export function cloudWatchSource(): IngestSource {
       const decoded = await decodeCloudWatchBody(body, { limit: ctx.limits.bodyBytes, maxEntries: ctx.limits.maxEntries });
       // A CONTROL_MESSAGE (CloudWatch's health check) is acknowledged and stores nothing.
       if (!decoded.batch) return { events: [] };
-      const events = await logBatchToEventsInTurns(decoded.batch, {
+      // Blank lines store nothing and are counted (empty-entries.ts).
+      const { events, empty } = await logBatchToEventsInTurns(decoded.batch, {
         source: 'cloudwatch',
         receivedAt: ctx.receivedAt,
         payloadFormat: decoded.envelope === 'awslogs' ? 'awslogs' : decoded.batch.format,
         idempotencyKey: ctx.idempotencyKey,
       });
-      return { events };
+      return { events, empty };
     },
   };
 }

@@ -10,6 +10,7 @@ import { logBatchToEvents } from '../log-batch-events.js';
 import { normalizeMessage } from '../normalize/index.js';
 import { isObject } from '../../shared/input-safety.js';
 import { toAuditEvent } from '../to-audit-event.js';
+import { isBlank } from '../empty-entries.js';
 
 export interface FirehoseRecordContext {
   requestId: string;
@@ -26,10 +27,14 @@ export interface FirehoseRecordContext {
   firehose: Record<string, unknown>;
 }
 
-/** The events of one record; `empty` when the record held no data at all (it stores nothing and is counted). */
+/**
+ * The events of one record; `empty` when the record held no data at all (it stores nothing and is counted);
+ * `emptyEntries`: blank log events inside its subscription payloads (not stored, counted as well).
+ */
 export interface RecordOutcome {
   events: NewAuditEvent[];
   empty: boolean;
+  emptyEntries: number;
 }
 
 /** One piece of a record: decoded text (a whole record, or one of several payloads), or why it could not be decoded. */
@@ -114,12 +119,15 @@ function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data
   return partEntry(ctx, at, null, { decodeError: reason, data: text === null ? dataText : undefined, payloadFormat: 'firehose-raw', ...(text === null ? {} : { message: text }) });
 }
 
-/** The events of one decoded payload: a subscription payload's log events, none for CONTROL_MESSAGE, else one text entry. */
-function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, data: string): NewAuditEvent[] {
+/**
+ * The events of one decoded payload: a subscription payload's log events (blank ones counted in `empty`), none for
+ * CONTROL_MESSAGE, else one text entry.
+ */
+function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, data: string): { events: NewAuditEvent[]; empty: number } {
   const firehose = { ...ctx.firehose, recordIndex: at.index, part: at.part };
   const json = jsonOrNull(text);
   if (json !== null && payloadKind(json) === 'subscription') {
-    if (isControlMessage(json)) return [];
+    if (isControlMessage(json)) return { events: [], empty: 0 };
     try {
       const batch = toLogBatch(json, Number.MAX_SAFE_INTEGER);
       return logBatchToEvents(batch, {
@@ -133,10 +141,10 @@ function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, 
       });
     } catch (err) {
       const issues = err instanceof DomainError && err.options.issues ? `: ${err.options.issues.map((i) => `${i.path} ${i.message}`).join('; ')}` : '';
-      return [rawPart(ctx, at, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)];
+      return { events: [rawPart(ctx, at, `not a valid subscription payload${issues}`.slice(0, 1000), data, text)], empty: 0 };
     }
   }
-  return [partEntry(ctx, at, text, { payloadFormat: 'firehose-text' })];
+  return { events: [partEntry(ctx, at, text, { payloadFormat: 'firehose-text' })], empty: 0 };
 }
 
 /**
@@ -144,16 +152,17 @@ function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, 
  * a CloudWatch subscription payload gives one event per log event (dedupe by CloudWatch event id, else request id +
  * record index + event index); CONTROL_MESSAGE gives none; other text gives one event (its message normalized);
  * anything undecodable gives one raw `log` event saying why. One bad payload never loses the others. A record with
- * no data (or only whitespace) gives none and is reported `empty`.
+ * no data (or only whitespace) gives none and is reported `empty` (the rule of empty-entries.ts).
  */
 export async function firehoseRecordEvents(record: unknown, index: number, ctx: FirehoseRecordContext): Promise<RecordOutcome> {
   const whole: PartPlace = { index, key: recordKey(ctx, index), events: { next: 0 } };
-  if (!isObject(record) || typeof record.data !== 'string') return { events: [rawPart(ctx, whole, 'record has no "data" string', record, null)], empty: false };
+  if (!isObject(record) || typeof record.data !== 'string') return { events: [rawPart(ctx, whole, 'record has no "data" string', record, null)], empty: false, emptyEntries: 0 };
   const data = record.data;
-  if (data.trim() === '') return { events: [], empty: true };
+  if (isBlank(data)) return { events: [], empty: true, emptyEntries: 0 };
   const parts = await recordParts(data, ctx);
-  if (parts.every((p) => 'text' in p && p.text.trim() === '')) return { events: [], empty: true };
+  if (parts.every((p) => 'text' in p && isBlank(p.text))) return { events: [], empty: true, emptyEntries: 0 };
   const events: NewAuditEvent[] = [];
+  let emptyEntries = 0;
   let dataKept = false;
   parts.forEach((part, k) => {
     const at = parts.length === 1 ? whole : { ...whole, key: ownIdentity.firehosePart(whole.key, k), part: k };
@@ -161,7 +170,11 @@ export async function firehoseRecordEvents(record: unknown, index: number, ctx: 
       // The record's data is kept once, on its first undecodable part, never copied to each.
       events.push(rawPart(ctx, at, part.reason, dataKept ? undefined : data, null));
       dataKept = true;
-    } else if (part.text.trim() !== '') for (const e of payloadEvents(ctx, at, part.text, data)) events.push(e);
+    } else if (!isBlank(part.text)) {
+      const payload = payloadEvents(ctx, at, part.text, data);
+      for (const e of payload.events) events.push(e);
+      emptyEntries += payload.empty;
+    }
   });
-  return { events, empty: false };
+  return { events, empty: false, emptyEntries };
 }

@@ -17,6 +17,8 @@ export const FIREHOSE_DECODED_FACTOR = 8;
 interface DeliveryInfo {
   requestId: string;
   records: number;
+  /** Records with no data: stored nothing. */
+  emptyRecords: number;
 }
 
 /** The request id to echo: the body's, else the header's, else ''. */
@@ -36,7 +38,8 @@ function checkRecordCount(body: unknown, maxRecords: number): void {
 
 /**
  * The events of one delivery request: each record decoded on its own (a bad record is stored raw, never rejects the
- * request); records with no data are counted, not stored. Every key is deterministic, so storing is chunked.
+ * request); records with no data and blank log events are counted (`empty`), not stored. Every key is deterministic,
+ * so storing is chunked.
  */
 export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecords: number): Promise<SourceEvents & { info: DeliveryInfo }> {
   checkRecordCount(body, maxRecords);
@@ -63,12 +66,14 @@ export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecor
   };
   const events: NewAuditEvent[] = [];
   let emptyRecords = 0;
+  let emptyEntries = 0;
   for (let i = 0; i < parsed.data.records.length; i++) {
     const outcome = await firehoseRecordEvents(parsed.data.records[i], i, records);
     if (outcome.empty) emptyRecords++;
+    emptyEntries += outcome.emptyEntries;
     for (const e of outcome.events) events.push(e);
   }
-  return { events, notStored: emptyRecords, chunked: true, info: { requestId, records: parsed.data.records.length } };
+  return { events, empty: emptyRecords + emptyEntries, chunked: true, info: { requestId, records: parsed.data.records.length, emptyRecords } };
 }
 
 export function firehoseSource(settings: SourceSettings): IngestSource {
@@ -83,11 +88,10 @@ export function firehoseSource(settings: SourceSettings): IngestSource {
     beforeAuth: requireAccessKeyHeader,
     // Firehose gives every record an identity (request id + record index): retries are safe without Idempotency-Key.
     idempotency: false,
-    notStoredOutcome: 'empty',
     toEvents: (body, ctx) => firehoseEvents(body, ctx, settings.firehoseMaxRecords),
     answer(result, { request }) {
-      const { requestId, records } = result.info as DeliveryInfo;
-      request.log.info({ requestId, records, emptyRecords: result.notStored, accepted: result.accepted, duplicates: result.duplicates }, 'firehose delivery stored');
+      const { requestId, records, emptyRecords } = result.info as DeliveryInfo;
+      request.log.info({ requestId, records, emptyRecords, emptyEntries: result.empty, accepted: result.accepted, duplicates: result.duplicates }, 'firehose delivery stored');
       return { body: { requestId, timestamp: Date.now() } };
     },
     /**
