@@ -6,7 +6,7 @@ import { bearer, createOrg, http, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
-const SOURCES = ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } });
+const SOURCES = ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100, maxMessages: 10_000 } });
 const ROUTES = SOURCES.flatMap((s) => s.paths.map((p) => ({ source: s, url: `/api/v1/ingest${s.prefix ?? ''}${p}`, accepted: Object.keys(s.accepts) })));
 
 /** Content types that some sender gets wrong, and a body of each (null: no Content-Type header at all). */

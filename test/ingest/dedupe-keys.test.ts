@@ -5,7 +5,7 @@ import type { EventsContext } from '../../src/ingest/ingest-source.js';
 import { loadOtlpTypes } from '../../src/ingest/otlp/proto-types.js';
 import { ingestSources } from '../../src/ingest/sources.js';
 
-const sources = Object.fromEntries(ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100 } }).map((s) => [s.name, s]));
+const sources = Object.fromEntries(ingestSources({ firehoseMaxRecords: 500, otlp: { types: loadOtlpTypes(), maxSpans: 100, maxLogRecords: 100, maxMessages: 10_000 } }).map((s) => [s.name, s]));
 const ONCE = (prefix: string) => new RegExp(`^once:${prefix}:[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$`);
 
 function ctx(over: Partial<EventsContext> = {}): EventsContext {

@@ -1,5 +1,6 @@
 // OTLP attribute values (AnyValue, KeyValue lists) as plain JSON values, bounded in depth and key length like other metadata
 // (text Postgres cannot hold is made storable by the write path).
+import { jsonStringBytes } from '../../shared/event-cost.js';
 import { isObject } from '../../shared/input-safety.js';
 import { setOwn } from '../../shared/own-keys.js';
 
@@ -59,21 +60,29 @@ export function textAttr(attrs: Attributes, key: string): string | null {
 
 /**
  * A copy of `attrs` holding whole entries, in order, while their JSON stays within `maxBytes`; the number of entries
- * left out is returned beside it. Used for attributes shared by every item of an export (the resource), so one big
- * resource cannot be copied onto thousands of stored events.
+ * left out (the first that does not fit and every one after it) is returned beside it. Used for attributes shared by
+ * every item of an export (the resource), so one big resource cannot be copied onto thousands of stored events; it
+ * reads entries only until the room is used up.
  */
 export function boundedAttributes(attrs: Attributes, maxBytes: number): { kept: Attributes; omitted: number } {
   const kept: Attributes = {};
+  const keys = Object.keys(attrs);
   let size = 2;
-  let omitted = 0;
-  for (const key of Object.keys(attrs)) {
-    const entry = Buffer.byteLength(JSON.stringify(key) + JSON.stringify(attrs[key] ?? null)) + 2;
-    if (size + entry > maxBytes) {
-      omitted++;
-      continue;
-    }
+  let i = 0;
+  for (; i < keys.length; i++) {
+    const key = keys[i];
+    const entry = jsonStringBytes(key) + 1 + jsonBytes(attrs[key] ?? null, maxBytes - size) + (i ? 1 : 0);
+    if (size + entry > maxBytes) break;
     size += entry;
     setOwn(kept, key, attrs[key]);
   }
-  return { kept, omitted };
+  return { kept, omitted: keys.length - i };
+}
+
+/** The JSON bytes of an attribute value, or more than `limit` when it is larger (counted no further than that). */
+function jsonBytes(value: unknown, limit: number): number {
+  if (typeof value === 'string') return value.length > limit ? limit + 1 : jsonStringBytes(value);
+  if (value === null || typeof value !== 'object') return String(value).length;
+  const text = JSON.stringify(value);
+  return text.length > limit ? limit + 1 : Buffer.byteLength(text);
 }

@@ -10,6 +10,8 @@ export interface OtlpLimits {
   maxSpans: number;
   /** Log records in one logs export (OTLP_MAX_LOG_RECORDS_PER_EXPORT); more is a 413. */
   maxLogRecords: number;
+  /** Messages (protobuf) or objects (JSON) in one export, counted before decoding (OTLP_MAX_MESSAGES_PER_EXPORT); more is a 413. */
+  maxMessages: number;
 }
 
 /** The signal of an OTLP/HTTP path (`/v1/traces`, `/v1/logs`). */
@@ -18,12 +20,13 @@ export function signalOfPath(path: string): OtlpSignal {
 }
 
 /**
- * Decodes the export and maps its items. A body that does not decode is an OtlpDecodeError (InvalidInput: 400); more items
- * than the limit is TooLarge (413), before anything is mapped.
+ * Decodes the export and maps its items. More messages than maxMessages is TooLarge (413) before anything is decoded; a
+ * body that does not decode is an OtlpDecodeError (InvalidInput: 400); more items than the limit is TooLarge (413),
+ * before anything is mapped.
  */
 export function exportEvents(types: OtlpTypes, limits: OtlpLimits, signal: OtlpSignal, bytes: Buffer, encoding: OtlpEncoding, opts: OtlpEventOptions): ExportEvents {
   const type = signal === 'traces' ? types.traceRequest : types.logsRequest;
-  const body = decodeExport(type, bytes, encoding, signal);
+  const body = decodeExport(type, bytes, encoding, signal, limits.maxMessages);
   const limit = signal === 'traces' ? limits.maxSpans : limits.maxLogRecords;
   const count = signal === 'traces' ? countSpans(body) : countLogRecords(body);
   if (count > limit) {

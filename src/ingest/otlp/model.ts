@@ -1,20 +1,43 @@
-// The items of a decoded OTLP export: one flat record per span or log record, with its resource and scope beside it.
+// The items of a decoded OTLP export: one flat record per span or log record, with the context of its resource and scope,
+// built once per resource and once per scope (never per item), bounded as every item stores it.
+import { capText } from '../../shared/event-cost.js';
 import { isObject } from '../../shared/input-safety.js';
-import { keyValues, type Attributes } from './attributes.js';
+import { MAX_ID_LENGTH } from '../normalize/strings.js';
+import { boundedAttributes, keyValues, stringAttr, type Attributes } from './attributes.js';
 import type { PlainExport } from './decode.js';
 
+/** Most bytes of resource attributes (JSON) kept on each stored event; the number left out is kept in resourceAttributesOmitted. */
+export const MAX_RESOURCE_ATTRIBUTES_BYTES = 4096;
+
+/** The instrumentation scope's name and version, each cut to MAX_ID_LENGTH characters with the marker. */
 export interface OtlpScope {
   name: string | null;
   version: string | null;
 }
 
-/** What every item of one resource shares: its attributes (whole, for mapping; stored bounded) and its scope. */
-export interface OtlpContext {
-  resource: Attributes;
-  scope: OtlpScope;
+/** What every item of one resource shares: read once per resource. */
+export interface OtlpResource {
+  /** The attributes whole, for reading (service.name, mcp.session.id, ...); never stored whole. */
+  attributes: Attributes;
+  /** `service.name` (trimmed) cut to MAX_ID_LENGTH characters with the marker: metadata.source_detail. */
+  serviceName: string | null;
+  /** The attributes kept on each event (at most MAX_RESOURCE_ATTRIBUTES_BYTES of JSON) and the number left out. */
+  kept: Attributes;
+  omitted: number;
 }
 
-export interface SpanItem extends OtlpContext {
+/** What every item of one scope of one resource shares, built once per scope: the same objects on every item. */
+export interface OtlpContext {
+  /** The resource's attributes, whole, for reading. */
+  resource: Attributes;
+  scope: OtlpScope;
+  serviceName: string | null;
+  /** The metadata every event of the scope carries: `resource` (bounded), `resourceAttributesOmitted`, `scope`. */
+  stored: Record<string, unknown>;
+}
+
+export interface SpanItem {
+  context: OtlpContext;
   /** Lower-case hex; null unless a valid, non-zero 16-byte (trace) or 8-byte (span) id. */
   traceId: string | null;
   spanId: string | null;
@@ -30,7 +53,8 @@ export interface SpanItem extends OtlpContext {
   status: { code: number; message: string | null };
 }
 
-export interface LogItem extends OtlpContext {
+export interface LogItem {
+  context: OtlpContext;
   timeNs: bigint | null;
   observedNs: bigint | null;
   severityNumber: number | null;
@@ -78,9 +102,23 @@ function int(v: unknown): number {
   return Number.isFinite(n) ? n : 0;
 }
 
-function scopeOf(s: unknown): OtlpScope {
-  const scope = rec(s);
-  return { name: str(scope.name), version: str(scope.version) };
+/** A resource's attributes read once: whole for reading, bounded for storing. */
+export function resourceOf(attributes: Attributes): OtlpResource {
+  const service = stringAttr(attributes, 'service.name');
+  const { kept, omitted } = boundedAttributes(attributes, MAX_RESOURCE_ATTRIBUTES_BYTES);
+  return { attributes, serviceName: service === null ? null : capText(service, MAX_ID_LENGTH), kept, omitted };
+}
+
+/** The context of the items of one scope of `resource`: built once, shared by all of them. */
+export function contextOf(resource: OtlpResource, scopeValue: unknown): OtlpContext {
+  const raw = rec(scopeValue);
+  const name = str(raw.name);
+  const version = str(raw.version);
+  const scope = { name: name === null ? null : capText(name, MAX_ID_LENGTH), version: version === null ? null : capText(version, MAX_ID_LENGTH) };
+  const stored: Record<string, unknown> = { resource: resource.kept };
+  if (resource.omitted) stored.resourceAttributesOmitted = resource.omitted;
+  if (scope.name || scope.version) stored.scope = { ...(scope.name ? { name: scope.name } : {}), ...(scope.version ? { version: scope.version } : {}) };
+  return { resource: resource.attributes, scope, serviceName: resource.serviceName, stored };
 }
 
 /** How many spans an export holds, counted before anything else is built from it. */
@@ -100,14 +138,13 @@ export function countLogRecords(body: PlainExport): number {
 export function spanItems(body: PlainExport): SpanItem[] {
   const out: SpanItem[] = [];
   for (const rs of list(body.resourceSpans)) {
-    const resource = keyValues(rec(rs.resource).attributes);
+    const resource = resourceOf(keyValues(rec(rs.resource).attributes));
     for (const ss of list(rs.scopeSpans)) {
-      const scope = scopeOf(ss.scope);
+      const context = contextOf(resource, ss.scope);
       for (const s of list(ss.spans)) {
         const status = rec(s.status);
         out.push({
-          resource,
-          scope,
+          context,
           traceId: idHex(s.traceId, 16),
           spanId: idHex(s.spanId, 8),
           parentSpanId: idHex(s.parentSpanId, 8),
@@ -128,13 +165,12 @@ export function spanItems(body: PlainExport): SpanItem[] {
 export function logItems(body: PlainExport): LogItem[] {
   const out: LogItem[] = [];
   for (const rl of list(body.resourceLogs)) {
-    const resource = keyValues(rec(rl.resource).attributes);
+    const resource = resourceOf(keyValues(rec(rl.resource).attributes));
     for (const sl of list(rl.scopeLogs)) {
-      const scope = scopeOf(sl.scope);
+      const context = contextOf(resource, sl.scope);
       for (const r of list(sl.logRecords)) {
         out.push({
-          resource,
-          scope,
+          context,
           timeNs: nanos(r.timeUnixNano),
           observedNs: nanos(r.observedTimeUnixNano),
           severityNumber: r.severityNumber === undefined ? null : int(r.severityNumber),

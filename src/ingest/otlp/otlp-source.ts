@@ -48,7 +48,7 @@ export function otlpSource(settings: OtlpSettings): IngestSource {
       const encoding = encodingOf(ctx.contentType);
       const out = exportEvents(types, settings, signal, Buffer.isBuffer(body) ? body : Buffer.alloc(0), encoding, { receivedAt: ctx.receivedAt });
       const info: ExportInfo = { signal, encoding, rejected: out.rejected, message: rejectMessage(out) };
-      return { events: out.events, notStored: out.notToolCalls, info };
+      return { events: out.events, notStored: out.notToolCalls, empty: out.empty, info };
     },
     answer(result) {
       const info = result.info as ExportInfo;

@@ -3,12 +3,11 @@ import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { normalizeMessage } from '../normalize/index.js';
 import { dedupeKey as makeDedupeKey, ownIdentity } from '../dedupe-key.js';
 import { toAuditEvent } from '../to-audit-event.js';
-import { anyValue, boundedAttributes, stringAttr, type Attributes } from './attributes.js';
-import type { LogItem, OtlpContext, SpanItem } from './model.js';
+import { isEmptyEntry } from '../empty-entries.js';
+import { anyValue, stringAttr, type Attributes } from './attributes.js';
+import type { LogItem, SpanItem } from './model.js';
 import { explicitActionOf, isToolCall, serverIdOf, sessionIdOf, spanKindName, SPAN_KIND_SERVER, toolNameOf } from './tool-call.js';
 
-/** Most bytes of resource attributes (JSON) copied onto each stored event; the rest is counted in resourceAttributesOmitted. */
-export const MAX_RESOURCE_ATTRIBUTES_BYTES = 4096;
 const MAX_INT32 = 2_147_483_647;
 const STATUS_NAMES = ['unset', 'ok', 'error'];
 
@@ -20,6 +19,8 @@ export interface ExportEvents {
   events: NewAuditEvent[];
   /** Spans that are not tool calls: accepted, not stored. */
   notToolCalls: number;
+  /** Log records with no body, attributes or event name, and spans with no name or attributes: not stored (isEmptyEntry). */
+  empty: number;
   /** Items refused (OTLP partial success), with the reason for the first. */
   rejected: number;
   rejectMessage: string | null;
@@ -37,30 +38,6 @@ export function dateOfNanos(ns: bigint | null): Date | null {
 export function latencyOf(startNs: bigint | null, endNs: bigint | null): number | null {
   if (startNs === null || endNs === null || endNs < startNs) return null;
   return Math.min(MAX_INT32, Math.round(Number(endNs - startNs) / 1e6));
-}
-
-/**
- * contextMetadata per scope, for one export: the items of one scope share its scope object (and its resource's), so the
- * bounded resource is built once per scope, not once per item.
- */
-export type ContextCache = Map<OtlpContext['scope'], Record<string, unknown>>;
-
-/** The resource (bounded), its omitted count and the scope, as kept on every event of the resource. */
-function contextMetadata(ctx: OtlpContext, cache?: ContextCache): Record<string, unknown> {
-  const cached = cache?.get(ctx.scope);
-  if (cached) return cached;
-  const value = buildContextMetadata(ctx);
-  cache?.set(ctx.scope, value);
-  return value;
-}
-
-function buildContextMetadata(ctx: OtlpContext): Record<string, unknown> {
-  const { kept, omitted } = boundedAttributes(ctx.resource, MAX_RESOURCE_ATTRIBUTES_BYTES);
-  return {
-    resource: kept,
-    resourceAttributesOmitted: omitted || undefined,
-    scope: ctx.scope.name || ctx.scope.version ? { name: ctx.scope.name ?? undefined, version: ctx.scope.version ?? undefined } : undefined,
-  };
 }
 
 /** Fields kept under their project-wide metadata names, beside the whole attribute map. */
@@ -81,7 +58,8 @@ function withoutUndefined(o: Record<string, unknown>): Record<string, unknown> {
 }
 
 /** The audit event of a tool-call span; its identity is its trace id + span id. */
-export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }, opts: OtlpEventOptions, cache?: ContextCache): NewAuditEvent {
+export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }, opts: OtlpEventOptions): NewAuditEvent {
+  const { context } = span;
   const attrs = span.attributes;
   const toolName = toolNameOf(attrs, span.name);
   const explicit = explicitActionOf(attrs);
@@ -89,7 +67,7 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
   // A span that ended is a call that ran; the status (error or not) says how it went, not what policy decided.
   const action = explicit.present ? explicit.action : span.endNs !== null ? 'allow' : null;
   const metadata = withoutUndefined({
-    source_detail: stringAttr(span.resource, 'service.name'),
+    source_detail: context.serviceName,
     traceId: span.traceId,
     spanId: span.spanId,
     parentSpanId: span.parentSpanId ?? undefined,
@@ -102,14 +80,15 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
     startTimeUnixNano: span.startNs?.toString(),
     endTimeUnixNano: span.endNs?.toString(),
     attributes: attrs,
-    ...contextMetadata(span, cache),
+    // The bounded resource and the scope: the same objects on every event of the scope.
+    ...context.stored,
   });
   return {
     type: toolName ? 'tool_call' : 'log',
     source: 'otlp',
     occurredAt: dateOfNanos(span.startNs) ?? opts.receivedAt,
-    serverId: serverIdOf(attrs, span.resource, span.kind === SPAN_KIND_SERVER ? 'server' : 'caller'),
-    sessionId: sessionIdOf(attrs, span.resource),
+    serverId: serverIdOf(attrs, context.resource, span.kind === SPAN_KIND_SERVER ? 'server' : 'caller'),
+    sessionId: sessionIdOf(attrs, context.resource),
     toolName,
     action,
     latencyMs,
@@ -118,11 +97,17 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
   };
 }
 
-/** Tool-call spans become events; other spans are counted; a tool-call span without valid ids is rejected (no identity). */
+/**
+ * Tool-call spans become events; empty spans (no name, no attributes) and other spans are counted; a tool-call span
+ * without valid ids is rejected (no identity).
+ */
 export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): ExportEvents {
-  const out: ExportEvents = { events: [], notToolCalls: 0, rejected: 0, rejectMessage: null };
-  const cache: ContextCache = new Map();
+  const out: ExportEvents = { events: [], notToolCalls: 0, empty: 0, rejected: 0, rejectMessage: null };
   for (const span of spans) {
+    if (isEmptyEntry({ name: span.name, fields: span.attributes })) {
+      out.empty++;
+      continue;
+    }
     if (!isToolCall(span.attributes)) {
       out.notToolCalls++;
       continue;
@@ -132,7 +117,7 @@ export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): Export
       out.rejectMessage ??= 'a tool-call span needs a valid trace id (16 bytes) and span id (8 bytes), its identity';
       continue;
     }
-    out.events.push(spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts, cache));
+    out.events.push(spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts));
   }
   return out;
 }
@@ -154,10 +139,13 @@ export function bodyText(body: unknown): string | null {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-/** The audit event of one log record: a tool call when its attributes carry the span keys, else a normalized message. */
-export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions, cache?: ContextCache): NewAuditEvent {
+/**
+ * The audit event of one log record: a tool call when its attributes carry the span keys, else a normalized message.
+ * `message`: the body as text (bodyText), when the caller has it already.
+ */
+export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions, message: string | null = bodyText(r.body)): NewAuditEvent {
+  const { context } = r;
   const dedupeKey = logDedupeKey(r, position);
-  const message = bodyText(r.body);
   const otlp = withoutUndefined({
     traceId: r.traceId ?? undefined,
     spanId: r.spanId ?? undefined,
@@ -167,14 +155,14 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
     timeUnixNano: r.timeNs?.toString(),
     observedTimeUnixNano: r.observedNs?.toString(),
     attributes: Object.keys(r.attributes).length ? r.attributes : undefined,
-    ...contextMetadata(r, cache),
+    ...context.stored,
   });
   const time = dateOfNanos(r.timeNs) ?? dateOfNanos(r.observedNs);
   if (isToolCall(r.attributes)) {
     const explicit = explicitActionOf(r.attributes);
     const toolName = toolNameOf(r.attributes, r.eventName);
     const metadata = withoutUndefined({
-      source_detail: stringAttr(r.resource, 'service.name'),
+      source_detail: context.serviceName,
       traceId: r.traceId,
       spanId: r.spanId ?? undefined,
       ...wellKnownMetadata(r.attributes),
@@ -187,8 +175,8 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
       type: toolName ? 'tool_call' : 'log',
       source: 'otlp',
       occurredAt: time ?? opts.receivedAt,
-      serverId: serverIdOf(r.attributes, r.resource, 'server'),
-      sessionId: sessionIdOf(r.attributes, r.resource),
+      serverId: serverIdOf(r.attributes, context.resource, 'server'),
+      sessionId: sessionIdOf(r.attributes, context.resource),
       toolName,
       // A log record is no proof that a call ran: without an explicit decision the action is unknown.
       action: explicit.action,
@@ -199,7 +187,7 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
   }
   const event = toAuditEvent(normalizeMessage(message ?? ''), {
     source: 'otlp',
-    sourceDetail: stringAttr(r.resource, 'service.name'),
+    sourceDetail: context.serviceName,
     timestamp: time,
     receivedAt: opts.receivedAt,
     message,
@@ -209,7 +197,15 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
   return event;
 }
 
+/** One event per log record, in order; a record with no body, attributes or event name stores nothing and is counted. */
 export function logsToEvents(records: LogItem[], opts: OtlpEventOptions): ExportEvents {
-  const cache: ContextCache = new Map();
-  return { events: records.map((r, i) => logToEvent(r, i, opts, cache)), notToolCalls: 0, rejected: 0, rejectMessage: null };
+  const out: ExportEvents = { events: [], notToolCalls: 0, empty: 0, rejected: 0, rejectMessage: null };
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    const message = bodyText(r.body);
+    if (isEmptyEntry({ text: message, fields: r.attributes, name: r.eventName })) out.empty++;
+    // The position stays the record's own in the export (part of its identity), empty records counted in.
+    else out.events.push(logToEvent(r, i, opts, message));
+  }
+  return out;
 }

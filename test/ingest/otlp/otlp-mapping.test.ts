@@ -1,16 +1,22 @@
 // The OTLP mapping table (docs/ingestion-otlp.md), field by field, on the pure span and log-record mapping.
 import { describe, expect, it } from 'vitest';
-import type { LogItem, SpanItem } from '../../../src/ingest/otlp/model.js';
-import { logToEvent, MAX_RESOURCE_ATTRIBUTES_BYTES, spansToEvents, spanToEvent } from '../../../src/ingest/otlp/to-events.js';
+import { contextOf, MAX_RESOURCE_ATTRIBUTES_BYTES, resourceOf, type LogItem, type SpanItem } from '../../../src/ingest/otlp/model.js';
+import { logToEvent, spansToEvents, spanToEvent } from '../../../src/ingest/otlp/to-events.js';
 
 const receivedAt = new Date('2026-03-02T00:00:00.000Z');
 const MS = 1_000_000n;
 const T0 = BigInt(Date.parse('2026-03-01T10:00:00.000Z')) * MS;
 
-function span(over: Partial<SpanItem> = {}): SpanItem & { traceId: string; spanId: string } {
+/** What an item's resource and scope are given as in these tests. */
+interface ContextSpec {
+  resource?: Record<string, unknown>;
+  scope?: { name?: string; version?: string };
+}
+
+function span(over: Partial<SpanItem> & ContextSpec = {}): SpanItem & { traceId: string; spanId: string } {
+  const { resource, scope, ...rest } = over;
   return {
-    resource: {},
-    scope: { name: null, version: null },
+    context: contextOf(resourceOf(resource ?? {}), scope ?? {}),
     traceId: '5b8efff798038103d269b633813fc60c',
     spanId: 'eee19b7ec3c1b174',
     parentSpanId: null,
@@ -20,12 +26,14 @@ function span(over: Partial<SpanItem> = {}): SpanItem & { traceId: string; spanI
     endNs: T0 + 7n * MS,
     attributes: { 'mcp.method.name': 'tools/call' },
     status: { code: 0, message: null },
-    ...over,
+    ...rest,
   } as SpanItem & { traceId: string; spanId: string };
 }
 
-function log(over: Partial<LogItem> = {}): LogItem {
-  return { resource: {}, scope: { name: null, version: null }, timeNs: T0, observedNs: null, severityNumber: null, severityText: null, body: null, attributes: {}, traceId: null, spanId: null, eventName: null, ...over };
+function log(over: Partial<LogItem> & ContextSpec = {}): LogItem {
+  const { resource, scope, ...rest } = over;
+  const context = contextOf(resourceOf(resource ?? {}), scope ?? {});
+  return { context, timeNs: T0, observedNs: null, severityNumber: null, severityText: null, body: null, attributes: {}, traceId: null, spanId: null, eventName: null, ...rest };
 }
 
 describe('OTLP span mapping', () => {
@@ -55,7 +63,7 @@ describe('OTLP span mapping', () => {
   });
 
   it('action: audit.action mapped; unknown word null + rawAction; else allow when the span ended, null when it did not; never from the status', () => {
-    const e = (attributes: Record<string, unknown>, over: Partial<SpanItem> = {}) => spanToEvent(span({ attributes: { 'mcp.method.name': 'tools/call', ...attributes }, ...over }), { receivedAt });
+    const e = (attributes: Record<string, unknown>, over: Partial<SpanItem> & ContextSpec = {}) => spanToEvent(span({ attributes: { 'mcp.method.name': 'tools/call', ...attributes }, ...over }), { receivedAt });
     expect(e({ 'audit.action': 'redacted' }).action).toBe('redact');
     const odd = e({ 'audit.action': 'quarantine' });
     expect([odd.action, odd.metadata?.rawAction]).toEqual([null, 'quarantine']);
