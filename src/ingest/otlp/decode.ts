@@ -112,7 +112,7 @@ function capJsonDepth(body: Record<string, unknown>, signal: OtlpSignal): void {
  * Runs `decode` with protobufjs's nesting limits (100 messages, as protoc's) raised to MAX_MESSAGE_DEPTH, then puts
  * them back. Decoding is synchronous, so nothing else runs meanwhile; the export was checked against that depth first.
  */
-function withMessageDepth<T>(decode: () => T): T {
+export function withMessageDepth<T>(decode: () => T): T {
   const util = protobuf.util as unknown as { recursionLimit: number };
   const reader = protobuf.Reader as unknown as { recursionLimit: number };
   const saved = [util.recursionLimit, reader.recursionLimit];
