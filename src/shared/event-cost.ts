@@ -107,13 +107,11 @@ function upperBound(v: unknown, depth: number): number {
   if (depth >= MAX_STORED_DEPTH) throw new TooDeep(MAX_STORED_DEPTH);
   let n = 2;
   if (Array.isArray(v)) {
-    for (const item of v) n += 1 + upperBound(item, depth + 1);
+    for (let i = 0; i < v.length; i++) n += 1 + upperBound(v[i], depth + 1);
     return n;
   }
-  for (const k in v) {
-    if (!Object.prototype.hasOwnProperty.call(v, k)) continue;
-    n += 6 * k.length + 4 + upperBound(v[k], depth + 1);
-  }
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) n += 6 * keys[i].length + 4 + upperBound(v[keys[i]], depth + 1);
   return n;
 }
 

@@ -140,6 +140,8 @@ describe.runIf(realBackendAvailable)('ingest bounds of one request, on a server 
     expect(m.r.status).toBe(200);
     expect(m.rows).toBe(50);
     expect(m.largestRow).toBeLessThanOrEqual(MAX_EVENT_BYTES + ROW_OVERHEAD);
+    // The resource's 4 KiB kept on its events is stored once (a shared context), not in each of the 50 rows.
+    expect(m.storedBytes / m.rows).toBeLessThan(2_048);
     expect(m.growth).toBeLessThan(400);
   });
 
@@ -180,6 +182,20 @@ describe.runIf(realBackendAvailable)('ingest bounds of one request, on a server 
       expect(m.rows).toBe(0);
       // Decoding them took +570 MB at 2.57 M messages; the count is read without building them.
       expect(m.growth).toBeLessThan(100);
+    }
+  });
+
+  it('finding 4: an export at OTLP_MAX_MESSAGES_PER_EXPORT is decoded; what that costs is the bound', async () => {
+    const proto = await otlp('traces', `OTLP ${MAX_MESSAGES} empty resourceSpans (protobuf, at the limit)`, emptyResourceSpans(MAX_MESSAGES));
+    const json = await measured(
+      `OTLP ${MAX_MESSAGES - 2} empty resourceSpans (JSON, at the limit)`,
+      '/api/v1/ingest/otlp/v1/traces',
+      gzipSync(`{"resourceSpans":[${Array(MAX_MESSAGES - 2).fill('{}').join(',')}]}`),
+      { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+    );
+    for (const m of [proto, json]) {
+      expect(m.r.status).toBe(200);
+      expect(m.rows).toBe(0);
     }
   });
 

@@ -24,6 +24,12 @@ export interface OtlpResource {
   /** The attributes kept on each event (at most MAX_RESOURCE_ATTRIBUTES_BYTES of JSON) and the number left out. */
   kept: Attributes;
   omitted: number;
+  /**
+   * What the metadata of every span event of the resource shares, the very same values: `source_detail`, `resource`
+   * and `resourceAttributesOmitted`. It is their sharedMetadata, stored once per organization (audit_contexts) rather
+   * than in each row.
+   */
+  spanShared: Record<string, unknown>;
 }
 
 /** What every item of one scope of one resource shares, built once per scope: the same objects on every item. */
@@ -34,6 +40,8 @@ export interface OtlpContext {
   serviceName: string | null;
   /** The metadata every event of the scope carries: `resource` (bounded), `resourceAttributesOmitted`, `scope`. */
   stored: Record<string, unknown>;
+  /** The resource's spanShared. */
+  spanShared: Record<string, unknown>;
 }
 
 export interface SpanItem {
@@ -106,7 +114,10 @@ function int(v: unknown): number {
 export function resourceOf(attributes: Attributes): OtlpResource {
   const service = stringAttr(attributes, 'service.name');
   const { kept, omitted } = boundedAttributes(attributes, MAX_RESOURCE_ATTRIBUTES_BYTES);
-  return { attributes, serviceName: service === null ? null : capText(service, MAX_ID_LENGTH), kept, omitted };
+  const serviceName = service === null ? null : capText(service, MAX_ID_LENGTH);
+  const spanShared: Record<string, unknown> = { source_detail: serviceName, resource: kept };
+  if (omitted) spanShared.resourceAttributesOmitted = omitted;
+  return { attributes, serviceName, kept, omitted, spanShared };
 }
 
 /** The context of the items of one scope of `resource`: built once, shared by all of them. */
@@ -118,7 +129,7 @@ export function contextOf(resource: OtlpResource, scopeValue: unknown): OtlpCont
   const stored: Record<string, unknown> = { resource: resource.kept };
   if (resource.omitted) stored.resourceAttributesOmitted = resource.omitted;
   if (scope.name || scope.version) stored.scope = { ...(scope.name ? { name: scope.name } : {}), ...(scope.version ? { version: scope.version } : {}) };
-  return { resource: resource.attributes, scope, serviceName: resource.serviceName, stored };
+  return { resource: resource.attributes, scope, serviceName: resource.serviceName, stored, spanShared: resource.spanShared };
 }
 
 /** How many spans an export holds, counted before anything else is built from it. */

@@ -93,6 +93,7 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
     action,
     latencyMs,
     metadata,
+    sharedMetadata: context.spanShared,
     dedupeKey: ownIdentity.otlpSpan(span.traceId, span.spanId),
   };
 }

@@ -59,13 +59,16 @@ function messagesIn(value: unknown): number {
 }
 
 describe('OTLP bounds of one export (pure)', () => {
-  it('the resource is bounded once and shared: every event of every scope carries the very same copy', () => {
+  it('the resource is bounded once and shared: every event of every scope carries the very same copy, stored once', () => {
     const resource = { attributes: Array.from({ length: 2_000 }, (_, i) => ({ key: `attr.${i}`, value: { stringValue: 'v'.repeat(20) } })) };
     const scopeSpans = Array.from({ length: 20 }, (_, i) => ({ scope: { name: `scope-${i}` }, spans: [toolSpan(), toolSpan()] }));
     const out = exportEvents(types, LIMITS, 'traces', encode(types.traceRequest, { resourceSpans: [{ resource, scopeSpans }] }), 'protobuf', { receivedAt: new Date() });
     expect(out.events).toHaveLength(40);
     const copies = new Set(out.events.map((e) => e.metadata!.resource));
     expect(copies.size).toBe(1);
+    // Stored once per organization (audit_contexts), not in each row: the events share one sharedMetadata holding it.
+    expect(new Set(out.events.map((e) => e.sharedMetadata)).size).toBe(1);
+    expect(out.events[0].sharedMetadata!.resource).toBe([...copies][0]);
     expect(Buffer.byteLength(JSON.stringify([...copies][0]))).toBeLessThanOrEqual(4096);
     expect(out.events[0].metadata!.resourceAttributesOmitted).toBeGreaterThan(1_800);
     // One scope object per scope, shared by its spans.
