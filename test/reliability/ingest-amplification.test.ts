@@ -1,25 +1,13 @@
 // Hostile ingest against a separate server process: a few KB of CloudWatch/Firehose input must not turn into hundreds
 // of MB of memory, a 500 that senders retry forever, or 100,000 rows. Peak RSS is read from /proc.
-import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOrg, http, type TestOrg } from '../helpers/app.js';
 import { createTestDatabase, realBackendAvailable } from '../helpers/backends.js';
 import { LogAudit } from './log-audit.js';
+import { memoryOf, resetPeak } from './process-cost.js';
 import { reap, redisPrefix, spawnServer, type ServerProcess } from './processes.js';
-
-/** Starts a new peak-RSS measurement for the process (Linux: writing 5 to clear_refs resets VmHWM to the current RSS). */
-function resetPeak(pid: number): void {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5');
-}
-
-/** Peak (since the last reset) and current resident memory of a process, in MiB (Linux /proc). */
-function memoryOf(pid: number): { peak: number; rss: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+)`).exec(status)![1]);
-  return { peak: kb('VmHWM') / 1024, rss: kb('VmRSS') / 1024 };
-}
 
 /** A subscription payload with the largest shared context CloudWatch's schema takes: 100 filter names of 1 KB. */
 function amplified(events: number, name = 'amp') {

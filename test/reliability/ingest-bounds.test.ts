@@ -196,6 +196,8 @@ describe.runIf(realBackendAvailable)('ingest bounds of one request, on a server 
     for (const m of [proto, json]) {
       expect(m.r.status).toBe(200);
       expect(m.rows).toBe(0);
+      // 70-145 MiB measured on two shared cores; the bound is generous for a noisy machine.
+      expect(m.growth).toBeLessThan(400);
     }
   });
 
