@@ -145,9 +145,10 @@ export async function readBytePage<R extends Seq>(db: Queryable, r: BytePageRequ
     [...params, r.limit - prefix.length, r.maxBytes - used, prefix.length === 0],
   );
   const walked = rest.rows.map(strip).sort((a, b) => (r.order === 'asc' ? Number(a.seq) - Number(b.seq) : Number(b.seq) - Number(a.seq)));
-  const candidates = rest.rows.length ? Number(rest.rows[0].page_candidates) : 0;
-  // Cut when the walk stopped before its candidates ran out; or when the marker itself did not fit after the prefix.
-  return { rows: [...prefix, ...walked], cutByBytes: walked.length < candidates };
+  // Cut when the walk stopped before its candidates ran out, or took none of them: the marker did not fit after the
+  // prefix (with no prefix, the walk takes at least the marker).
+  const cutByBytes = rest.rows.length === 0 ? prefix.length > 0 : walked.length < Number(rest.rows[0].page_candidates);
+  return { rows: [...prefix, ...walked], cutByBytes };
 }
 
 /** The row without the page's bookkeeping columns. */
