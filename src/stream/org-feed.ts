@@ -76,13 +76,19 @@ export class OrgFeed {
     }
     conn.hold();
     try {
-      const upTo = Math.max(this.delivered, await currentSeq(this.deps.db, this.orgId));
+      const stored = await this.deps.reads.run(this.orgId, () => currentSeq(this.deps.db, this.orgId), { continues: true });
+      const upTo = Math.max(this.delivered, stored);
       await this.replay(conn, lastEventId, upTo);
       conn.goLive();
     } catch (err) {
       this.deps.logger.warn({ err: { message: (err as Error).message }, orgId: this.orgId }, 'replay failed; closing stream so the client retries');
       conn.close('error', comment('replay failed; reconnect to resume'));
     }
+  }
+
+  /** Whether a stream resuming after `lastEventId` would read stored events (and so needs a turn in the read slots). */
+  readsStored(lastEventId: number | null): boolean {
+    return lastEventId !== null && lastEventId < this.delivered;
   }
 
   /** Detaches a connection (it has closed); true when none is left. */
@@ -114,6 +120,8 @@ export class OrgFeed {
       if (first > sent + 1) conn.write(comment(`reset: events ${sent + 1}..${first - 1} are no longer kept (retention). Continuing from ${first}`));
       this.deps.metrics.eventsReplayed.inc(conn.sendReplayed(page.events, page.lastSeq));
       sent = page.lastSeq;
+      // Written: while the client drains, the connection holds the page's bytes only, not its events.
+      page.events = [];
       await conn.whenWritable();
     }
   }

@@ -115,7 +115,7 @@ export function createStreamHub(deps: StreamHubDeps) {
       checkLimits(opts.identity);
       // A stream that will replay stored events starts only while its organization's read queue has room (else 429
       // with Retry-After: the client comes back later, and misses nothing); its pages then wait their turn.
-      if (opts.lastEventId !== null && opts.lastEventId < feed.lastSeq && !deps.reads.admits(opts.identity.orgId)) {
+      if (feed.readsStored(opts.lastEventId) && !deps.reads.admits(opts.identity.orgId)) {
         metrics.streamsRejected.inc({ limit: 'organization_reads' });
         deps.reads.admit(opts.identity.orgId);
       }

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listedEventBytesSql, readBytePage } from '../../src/audit/byte-pages.js';
+import { listedEventBytesSql, readBytePage, type BytePage } from '../../src/audit/byte-pages.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
@@ -14,6 +14,8 @@ import { createPgliteDb } from '../../src/db/pglite-db.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
 
 const EVENTS = 90;
+
+type Row = { seq: number | string; metadata: { i: number } };
 
 describe.each(backendNames)('readBytePage (%s)', (backendName) => {
   let db: Db;
@@ -77,14 +79,14 @@ describe.each(backendNames)('readBytePage (%s)', (backendName) => {
           let cursor: number | null = order === 'asc' ? start : EVENTS - start + 1;
           for (let pages = 0; cursor !== null; pages++) {
             expect(pages).toBeLessThanOrEqual(EVENTS);
-            const page = await readBytePage<{ seq: number | string; metadata: { i: number } }>(db, {
+            const page: BytePage<Row> = await readBytePage<Row>(db, {
               where: ['org_id = $1', order === 'asc' ? 'seq > $2' : 'seq < $2'],
               params: [orgId, cursor],
               order,
               limit,
               maxBytes,
             });
-            const seqs = page.rows.map((x) => Number(x.seq));
+            const seqs: number[] = page.rows.map((x) => Number(x.seq));
             // The rows are whole: their metadata was read out.
             expect(page.rows.map((x) => x.metadata.i)).toEqual(seqs);
             got.push(...seqs);
@@ -92,7 +94,7 @@ describe.each(backendNames)('readBytePage (%s)', (backendName) => {
             const bytes = seqs.reduce((n, s) => n + events[s - 1].bytes, 0);
             // Headers and decompressed copies differ by a few bytes of varlena header per value.
             if (seqs.length > 1) expect(bytes).toBeLessThanOrEqual(maxBytes + 8 * seqs.length);
-            const more = page.cutByBytes || seqs.length === limit;
+            const more: boolean = page.cutByBytes || seqs.length === limit;
             if (page.cutByBytes) expect(seqs.length).toBeLessThan(limit);
             cursor = more && seqs.length ? seqs[seqs.length - 1] : null;
           }
