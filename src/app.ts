@@ -10,6 +10,7 @@ import type { Config } from './config.js';
 import { createDb } from './db/create-db.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
+import { createOrgReadSlots, type OrgReadSlots } from './db/org-read-slots.js';
 import { createBus } from './bus/create-bus.js';
 import type { Bus } from './bus/bus.js';
 import { createMetrics, storedEventLabels, type Metrics } from './metrics/metrics.js';
@@ -21,6 +22,7 @@ import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
 import { registerSchemaCompilers } from './http/schema-compilers.js';
 import { requestIdOf } from './http/request-id.js';
 import { clientErrorHandler } from './http/client-errors.js';
+import { frameworkErrors, MAX_PATH_PARAM_LENGTH } from './http/framework-errors.js';
 import { createAuthRepo } from './auth/auth-repo.js';
 import { createAuthenticator } from './auth/authenticate.js';
 import { createApiKeyService } from './auth/api-keys.js';
@@ -71,6 +73,8 @@ export interface AppContext {
   bus: Bus;
   metrics: Metrics;
   hub: StreamHub;
+  /** The organizations' read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX), shared by every read path. */
+  reads: OrgReadSlots;
   /** Removes expired events on a timer; one instance at a time runs a pass. */
   retention: RetentionJob;
   recorder: EventRecorder;
@@ -116,8 +120,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(Math.min(config.HEADERS_TIMEOUT_MS, config.REQUEST_TIMEOUT_MS) / 4))),
     },
     clientErrorHandler,
-    // Session and key ids in paths may be up to 200 characters (URL-encoded, more).
-    routerOptions: { maxParamLength: 1024 },
+    // Session and key ids in paths may be up to 200 characters (URL-encoded, more); a longer one is a 414.
+    routerOptions: { maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // What the router refuses before any route runs (a path parameter over the limit, a malformed URL) answers in the
+    // one error shape too.
+    frameworkErrors,
     trustProxy: config.TRUST_PROXY,
     // The header is read by requestIdOf, which accepts only short, plain ids.
     requestIdHeader: false,
@@ -154,7 +161,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     batchRows: config.RETENTION_BATCH_ROWS,
     leaseMs: config.RETENTION_LEASE_MS,
   });
-  const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
+  // Every read path of an organization (listing, export, stats, replay and gap-fill pages) takes one of its slots.
+  const reads = createOrgReadSlots({
+    slots: config.ORG_READ_SLOTS,
+    queueMax: config.ORG_READ_QUEUE_MAX,
+    onWait: () => metrics.orgReadWaits.inc(),
+    onRefuse: () => metrics.orgReadRefusals.inc(),
+  });
+  const onPageCut = () => metrics.pagesCutByBytes.inc();
+  const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics, reads });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
@@ -196,9 +211,18 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
-  registerAuditRoutes(app, { db, auth });
-  registerAuditStatsRoutes(app, { db, auth, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
-  registerAuditExportRoutes(app, { db, auth, pageRows: config.EXPORT_PAGE_ROWS, maxPerOrg: config.EXPORT_MAX_PER_ORG, idleTimeoutMs: config.EXPORT_IDLE_TIMEOUT_MS });
+  registerAuditRoutes(app, { db, auth, reads, pageMaxBytes: config.READ_PAGE_MAX_BYTES, onPageCut });
+  registerAuditStatsRoutes(app, { db, auth, reads, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
+  registerAuditExportRoutes(app, {
+    db,
+    auth,
+    reads,
+    pageRows: config.EXPORT_PAGE_ROWS,
+    pageMaxBytes: config.READ_PAGE_MAX_BYTES,
+    onPageCut,
+    maxPerOrg: config.EXPORT_MAX_PER_ORG,
+    idleTimeoutMs: config.EXPORT_IDLE_TIMEOUT_MS,
+  });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,
     sources: ingestSources({
@@ -232,5 +256,5 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
-  return { app, config, db, bus, metrics, hub, recorder, logger, retention, seedDemo: seed };
+  return { app, config, db, bus, metrics, hub, reads, recorder, logger, retention, seedDemo: seed };
 }

@@ -65,6 +65,16 @@ export const configSchema = z.object({
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
+  /**
+   * Most bytes one page of stored events holds (listing, export, stream replay and gap filling): a page ends early,
+   * with a cursor continuing after its last event, once its events' stored bytes would pass this; an event larger than
+   * it is a page by itself.
+   */
+  READ_PAGE_MAX_BYTES: int(4 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  /** Database reads (listing, export pages, stats, stream replay and gap-fill pages) of one organization at once, per instance. */
+  ORG_READ_SLOTS: int(2, 1, 500),
+  /** Reads of one organization waiting for a slot, per instance; beyond, a new request is answered 429 (continuing ones wait). */
+  ORG_READ_QUEUE_MAX: int(64, 0, 100_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
   /** Exports of one organization in progress at once on one instance; beyond, 429. */

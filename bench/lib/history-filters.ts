@@ -6,6 +6,10 @@ import { auditQuerySchema } from '../../src/audit/audit-routes.js';
 import { readAuditStats } from '../../src/audit/audit-stats-repo.js';
 import { bucketRange, type StatsWindow } from '../../src/audit/stats-windows.js';
 import type { Queryable } from '../../src/db/db.js';
+import { loadConfig } from '../../src/config.js';
+
+/** The byte budget of a page as the service runs by default (READ_PAGE_MAX_BYTES). */
+const PAGE_MAX_BYTES = loadConfig({}).READ_PAGE_MAX_BYTES;
 
 /** A statement runner: rows of `sql` with `params`. */
 export type Sql = (sql: string, params?: unknown[]) => Promise<Record<string, unknown>[]>;
@@ -115,7 +119,7 @@ export function historyProbes(v: FilterValues): Probe[] {
 export function listFilterOf(query: Record<string, string>): AuditEventFilter {
   const q = auditQuerySchema.parse(query);
   const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
-  return { ...q, afterSeq: q.order === 'asc' ? cursor : undefined, beforeSeq: q.order === 'desc' ? cursor : undefined, limit: q.limit };
+  return { ...q, afterSeq: q.order === 'asc' ? cursor : undefined, beforeSeq: q.order === 'desc' ? cursor : undefined, limit: q.limit, maxBytes: PAGE_MAX_BYTES };
 }
 
 interface PlanNode {
@@ -166,7 +170,7 @@ export async function explainProbe(sql: Sql, orgId: string, probe: Probe): Promi
   } else {
     let query = probe.query;
     if (probe.page2) {
-      const first = await listAuditEvents(plain, orgId, listFilterOf(query));
+      const first = (await listAuditEvents(plain, orgId, listFilterOf(query))).rows;
       if (first.length) query = { ...query, cursor: String(first[first.length - 1].seq) };
     }
     await listAuditEvents(explaining, orgId, listFilterOf(query)).catch(() => undefined);

@@ -7,13 +7,15 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
+import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { RateLimited } from '../shared/domain-errors.js';
 import { auditQuerySchema } from './audit-routes.js';
 import { exportNdjson, type ExportProgress } from './audit-export.js';
 
+/** Strict: an unknown parameter (e.g. `from[]=`) is a 400 naming it, never ignored (the whole range would be exported). */
 export const exportQuerySchema = z
-  .object({
+  .strictObject({
     from: auditQuerySchema.shape.from,
     to: auditQuerySchema.shape.to,
     /** Resume: only events with a greater seq (the seq of the last line a previous, interrupted export delivered). */
@@ -36,8 +38,14 @@ const schema = {
 export interface ExportRouteDeps {
   db: Db;
   auth: Authenticator;
-  /** Most events one page (one query, one chunk in memory) of an export holds: EXPORT_PAGE_ROWS. */
+  /** Most events one page (one query) of an export holds: EXPORT_PAGE_ROWS. */
   pageRows: number;
+  /** Most bytes of one page's events (READ_PAGE_MAX_BYTES); a larger event is a page by itself. */
+  pageMaxBytes: number;
+  /** The organization's read slots: an export starts only when its queue has room, and each page is read in a slot. */
+  reads: OrgReadSlots;
+  /** A page ended early by its byte budget. */
+  onPageCut?: () => void;
   /** Exports of one organization in progress at once on this instance: EXPORT_MAX_PER_ORG. */
   maxPerOrg: number;
   /** An export whose client takes no bytes for this long is ended: EXPORT_IDLE_TIMEOUT_MS. */
@@ -87,12 +95,16 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
     if (inProgress >= deps.maxPerOrg) {
       throw new RateLimited(`${inProgress} exports of this organization are in progress (EXPORT_MAX_PER_ORG); retry when one has ended`, 5);
     }
+    // Admitted only while the organization's read queue has room (else 429); once admitted, its pages wait their turn.
+    deps.reads.admit(orgId);
     perOrg.set(orgId, inProgress + 1);
     const abort = new AbortController();
     const progress: ExportProgress = { rows: 0, lastSeq: 0 };
     const range = { from: q.from, to: q.to, afterSeq: q.cursor === undefined ? undefined : Number(q.cursor) };
+    const reads = deps.reads.queryable(deps.db, orgId, { continues: true });
+    const pages = { rows: deps.pageRows, bytes: deps.pageMaxBytes, onCut: deps.onPageCut };
     // objectMode off: the stream buffers BUFFER_BYTES of text and pulls the next page only when it drops below that.
-    const source = Readable.from(exportNdjson(deps.db, orgId, range, deps.pageRows, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
+    const source = Readable.from(exportNdjson(reads, orgId, range, pages, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
     running.add(source);
     let finished = false;
     source.once('end', () => {

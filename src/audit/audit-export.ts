@@ -1,5 +1,6 @@
-// An export as NDJSON text: keyset pages read one at a time, each only when the reader wants more (constant memory).
+// An export as NDJSON text: keyset pages bounded by rows and bytes, read one at a time, each only when the reader wants more.
 import type { Queryable } from '../db/db.js';
+import type { AuditEventRow } from './audit-repo.js';
 import { exportSeqBounds, readExportPage, type ExportRange } from './export-repo.js';
 
 export interface ExportProgress {
@@ -9,16 +10,30 @@ export interface ExportProgress {
   lastSeq: number;
 }
 
+export interface ExportPages {
+  /** Most events one page reads (EXPORT_PAGE_ROWS). */
+  rows: number;
+  /** Most bytes of one page's events (READ_PAGE_MAX_BYTES); a larger event is a page by itself. */
+  bytes: number;
+  /** A page ended early by its byte budget. */
+  onCut?: () => void;
+}
+
+/** Text handed on at once: a page's lines are yielded in pieces of about this size, not joined into one string. */
+const PIECE_CHARS = 64 * 1024;
+
 /**
- * Yields the range's events as NDJSON, one chunk per page of at most `pageRows` lines, in seq order, each event once.
- * Every page is one short query (no connection is held between pages); the consumer pulls, so a slow client is not
- * read ahead of by more than one page plus its stream buffer. Stops as soon as `signal` aborts (the client went away).
+ * Yields the range's events as NDJSON, in seq order, each event once, a page at a time (at most `pages.rows` events and
+ * `pages.bytes` of them, bytePageSql), in pieces of about 64 KiB. Every page is one short query (no connection is held
+ * between pages); the consumer pulls, so a slow client is not read ahead of by more than one page plus its stream
+ * buffer, and the memory an export holds is one page's events and one piece of text. Stops as soon as `signal` aborts
+ * (the client went away).
  */
 export async function* exportNdjson(
   db: Queryable,
   orgId: string,
   range: ExportRange & { afterSeq?: number },
-  pageRows: number,
+  pages: ExportPages,
   signal: AbortSignal,
   progress: ExportProgress = { rows: 0, lastSeq: 0 },
 ): AsyncGenerator<string> {
@@ -26,14 +41,28 @@ export async function* exportNdjson(
   if (!bounds) return;
   let after = Math.max(bounds.afterSeq, range.afterSeq ?? 0);
   while (after < bounds.upToSeq && !signal.aborted) {
-    const rows = await readExportPage(db, orgId, range, after, bounds.upToSeq, pageRows);
+    const page = await readExportPage(db, orgId, range, after, bounds.upToSeq, pages.rows, pages.bytes);
+    const rows: (AuditEventRow | null)[] = page.rows;
     if (rows.length === 0 || signal.aborted) return;
-    let chunk = '';
-    for (const row of rows) chunk += `${JSON.stringify(row)}\n`;
-    after = rows[rows.length - 1].seq;
-    progress.rows += rows.length;
-    progress.lastSeq = after;
-    yield chunk;
-    if (rows.length < pageRows) return;
+    if (page.cutByBytes) pages.onCut?.();
+    const count = rows.length;
+    let piece = '';
+    let lines = 0;
+    for (let i = 0; i < count; i++) {
+      const row = rows[i]!;
+      rows[i] = null; // each event's object can go as soon as its line is made
+      piece += `${JSON.stringify(row)}\n`;
+      lines++;
+      after = row.seq;
+      if (piece.length >= PIECE_CHARS || i === count - 1) {
+        progress.rows += lines;
+        progress.lastSeq = after;
+        yield piece;
+        piece = '';
+        lines = 0;
+        if (signal.aborted) return;
+      }
+    }
+    if (count < pages.rows && !page.cutByBytes) return;
   }
 }

@@ -11,6 +11,7 @@ import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { NotFound } from '../shared/domain-errors.js';
 import { eventRow, rowJson, rowSlices, toolCallPayload, type EventRow } from './append-rows.js';
 import { seqBoundsOfTimes } from './event-hours.js';
+import { readBytePage, streamedEventBytesSql } from './byte-pages.js';
 import { WriteContexts } from './shared-metadata.js';
 
 const MAX_KEY_LENGTH = 200;
@@ -196,12 +197,34 @@ function storedPayloadOf(row: StreamRow): StreamPayload | null {
   });
 }
 
-/** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */
-export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
-  const r = await db.query<StreamRow>(
-    `SELECT seq, type, occurred_at, server_id, session_id, tool_name, action, latency_ms, CASE WHEN type <> 'tool_call' THEN payload END AS payload
-     FROM audit_events WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
-    [orgId, afterSeq, upToSeq, limit],
+/**
+ * Stored seq range (afterSeq, upToSeq] as stream events, oldest first: at most `limit` rows, and no more of them than
+ * fit in `maxBytes` (streamedEventBytesSql; the first row always). Non-streamed rows are skipped but counted in the
+ * range; `lastSeq` is the seq the page covers up to (the next page reads after it).
+ */
+export async function readStreamRange(
+  db: Queryable,
+  orgId: string,
+  afterSeq: number,
+  upToSeq: number,
+  limit: number,
+  maxBytes: number,
+): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number; cutByBytes: boolean }> {
+  // Sizing reads only the values' headers, so every candidate of the page is sized in one pass (a running sum); the
+  // payloads of the rows past the budget are never read out.
+  const r = await db.query<StreamRow & { more: boolean }>(
+    `SELECT seq, type, occurred_at, server_id, session_id, tool_name, action, latency_ms, payload, more FROM (
+       SELECT c.*, sum(c.bytes) OVER w AS total, lead(c.seq) OVER w IS NOT NULL AS more
+       FROM (
+         SELECT seq, type, occurred_at, server_id, session_id, tool_name, action, latency_ms, CASE WHEN type <> 'tool_call' THEN payload END AS payload,
+           ${streamedEventBytesSql('e')} AS bytes
+         FROM audit_events e WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4
+       ) AS c
+       WINDOW w AS (ORDER BY c.seq ROWS UNBOUNDED PRECEDING)
+     ) AS p
+     WHERE p.total <= $5 OR p.total = p.bytes
+     ORDER BY seq`,
+    [orgId, afterSeq, upToSeq, limit, maxBytes],
   );
   const events: StreamEvent[] = [];
   for (const row of r.rows) {
@@ -209,9 +232,11 @@ export async function readStreamRange(db: Queryable, orgId: string, afterSeq: nu
     const payload = storedPayloadOf(row);
     if (payload) events.push({ seq: Number(row.seq), type: row.type, serverId: row.server_id, payload });
   }
-  const lastSeq = r.rows.length === limit ? Number(r.rows[r.rows.length - 1].seq) : upToSeq;
+  const last = r.rows[r.rows.length - 1];
+  const cutByBytes = last !== undefined && last.more;
+  const lastSeq = cutByBytes || r.rows.length === limit ? Number(last.seq) : upToSeq;
   // The first stored seq of the range (null when none is): rows missing before it were removed by retention.
-  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq };
+  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq, cutByBytes };
 }
 
 /**
@@ -246,6 +271,8 @@ export interface AuditEventFilter {
   beforeSeq?: number;
   order: 'asc' | 'desc';
   limit: number;
+  /** Most bytes of the page's events (READ_PAGE_MAX_BYTES); the first event is returned whatever its size. */
+  maxBytes: number;
 }
 
 
@@ -258,7 +285,18 @@ export function orgHashMatches(org: string, alias = ''): string {
   return `uuid_hash(${alias ? `${alias}.` : ''}org_id) = uuid_hash(${org}::uuid)`;
 }
 
-export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventRow[]> {
+/** A page of the listing: its rows, and whether it ended before its row limit because of its byte budget. */
+export interface AuditEventPage {
+  rows: AuditEventRow[];
+  cutByBytes: boolean;
+}
+
+/**
+ * The organization's events matching `f`, in its order: at most `f.limit` rows, and no more of them than fit in
+ * `f.maxBytes` (the first one always), found by the filter's own index and sized before any of them is read out
+ * (readBytePage).
+ */
+export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventPage> {
   const where = ['org_id = $1', orgHashMatches('$1')];
   const params: unknown[] = [orgId];
   const add = (sql: string, v: unknown) => {
@@ -281,29 +319,17 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEven
   if (f.to) add('occurred_at < ?', f.to.toISOString());
   if (f.from || f.to) {
     const bounds = await seqBoundsOfTimes(db, orgId, f);
-    if (!bounds) return [];
+    if (!bounds) return { rows: [], cutByBytes: false };
     add('seq >= ?', bounds.lo);
     add('seq <= ?', bounds.hi);
   }
   if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
   if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
-  params.push(f.limit);
-  const r = await db.query<AuditEventDbRow>(
-    `SELECT ${AUDIT_EVENT_COLUMNS}
-     FROM audit_events WHERE ${where.join(' AND ')} ORDER BY seq ${f.order === 'asc' ? 'ASC' : 'DESC'} LIMIT $${params.length}`,
-    params,
-  );
-  return r.rows.map(toAuditEventRow);
+  const page = await readBytePage<AuditEventDbRow>(db, { where, params, order: f.order, limit: f.limit, maxBytes: f.maxBytes });
+  return { rows: page.rows.map(toAuditEventRow), cutByBytes: page.cutByBytes };
 }
 
-/**
- * The columns an API listing or export shows of an event (of audit_events, not aliased), in the order of
- * AuditEventDbRow; metadata with its batch's shared part put back (audit_event_metadata, migration 010).
- */
-export const AUDIT_EVENT_COLUMNS = `seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms,
-  CASE WHEN context_id IS NULL THEN metadata ELSE audit_event_metadata(metadata,
-    (SELECT c.context FROM audit_contexts c WHERE c.org_id = audit_events.org_id AND c.id = audit_events.context_id)) END AS metadata`;
-
+/** An event's row as the listing and export read it (apiEventColumnsSql). */
 export interface AuditEventDbRow {
   seq: number;
   type: AuditEventType;

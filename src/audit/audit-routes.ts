@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { auditEventPageSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
+import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { listAuditEvents } from './audit-repo.js';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from './audit-types.js';
@@ -22,7 +23,11 @@ const time = z
     return d;
   });
 
-export const auditQuerySchema = z.object({
+/**
+ * Strict: a parameter the route does not know (a misspelling, or an array form such as `from[]=`) is a 400 naming it,
+ * never ignored (an ignored filter silently widens the answer).
+ */
+export const auditQuerySchema = z.strictObject({
   type: z.enum(AUDIT_EVENT_TYPES).optional(),
   serverId: text.optional(),
   sessionId: text.optional(),
@@ -43,18 +48,34 @@ const schema = {
   response: withErrors({ 200: auditEventPageSchema }),
 };
 
-export function registerAuditRoutes(fastify: FastifyInstance, deps: { db: Db; auth: Authenticator }) {
+export interface AuditRouteDeps {
+  db: Db;
+  auth: Authenticator;
+  /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing's statements run in one. */
+  reads: OrgReadSlots;
+  /** Most bytes of one page's events (READ_PAGE_MAX_BYTES). */
+  pageMaxBytes: number;
+  /** A page ended early by its byte budget. */
+  onPageCut?: () => void;
+}
+
+export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDeps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/api/v1/audit-events', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request) => {
     const q = request.query;
+    const orgId = authOf(request).orgId;
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
-    const items = await listAuditEvents(deps.db, authOf(request).orgId, {
+    const page = await listAuditEvents(deps.reads.queryable(deps.db, orgId), orgId, {
       ...q,
       afterSeq: q.order === 'asc' ? cursor : undefined,
       beforeSeq: q.order === 'desc' ? cursor : undefined,
       limit: q.limit,
+      maxBytes: deps.pageMaxBytes,
     });
-    const nextCursor = items.length === q.limit ? String(items[items.length - 1].seq) : null;
+    const items = page.rows;
+    if (page.cutByBytes) deps.onPageCut?.();
+    // A page ended by its byte budget continues after its last event, as a full page does.
+    const nextCursor = items.length > 0 && (page.cutByBytes || items.length === q.limit) ? String(items[items.length - 1].seq) : null;
     return { items, nextCursor };
   });
 }

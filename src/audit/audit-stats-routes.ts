@@ -5,12 +5,14 @@ import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { auditStatsSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
+import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { AppError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { readAuditStats, type AuditStats } from './audit-stats-repo.js';
 import { bucketRange, STATS_WINDOW_NAMES, STATS_WINDOWS, type StatsWindow } from './stats-windows.js';
 
-export const statsQuerySchema = z.object({
+/** Strict: an unknown parameter (e.g. `window[]=`) is a 400 naming it. */
+export const statsQuerySchema = z.strictObject({
   window: z.enum(STATS_WINDOW_NAMES as [StatsWindow, ...StatsWindow[]]).default('1h'),
 });
 
@@ -19,6 +21,8 @@ export interface StatsRouteDeps {
   auth: Authenticator;
   /** Longest the aggregate statement may run (Postgres statement_timeout); past it the request answers 503. */
   queryTimeoutMs: number;
+  /** The organization's read slots: the aggregate runs in one (429 when its queue is full). */
+  reads: OrgReadSlots;
 }
 
 const schema = {
@@ -38,10 +42,12 @@ export function registerAuditStatsRoutes(fastify: FastifyInstance, deps: StatsRo
   async function compute(orgId: string, window: StatsWindow) {
     const range = bucketRange(window, Date.now());
     try {
-      const stats = await deps.db.transaction(async (tx) => {
-        await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(deps.queryTimeoutMs))}`);
-        return readAuditStats(tx, orgId, range);
-      });
+      const stats = await deps.reads.run(orgId, () =>
+        deps.db.transaction(async (tx) => {
+          await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(deps.queryTimeoutMs))}`);
+          return readAuditStats(tx, orgId, range);
+        }),
+      );
       return { ...stats, from: range.fromMs, to: range.toMs };
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {

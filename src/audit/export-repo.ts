@@ -1,7 +1,8 @@
-// SQL for exports: the seq bounds of a time range, and one keyset page of it in seq order.
+// SQL for exports: the seq bounds of a time range, and one keyset page of it in seq order, bounded by rows and bytes.
 import type { Queryable } from '../db/db.js';
 import { seqBoundsOfTimes } from './event-hours.js';
-import { AUDIT_EVENT_COLUMNS, currentSeq, toAuditEventRow, type AuditEventDbRow, type AuditEventRow } from './audit-repo.js';
+import { readBytePage } from './byte-pages.js';
+import { currentSeq, toAuditEventRow, type AuditEventDbRow, type AuditEventRow } from './audit-repo.js';
 
 export interface ExportRange {
   /** occurred_at >= from, when given. */
@@ -24,12 +25,23 @@ export async function exportSeqBounds(db: Queryable, orgId: string, range: Expor
   return b === null ? null : { afterSeq: b.lo - 1, upToSeq: Math.min(b.hi, last) };
 }
 
-/** Up to `limit` events of the range with seq in (afterSeq, upToSeq], in seq order (a walk of the primary key). */
-export async function readExportPage(db: Queryable, orgId: string, range: ExportRange, afterSeq: number, upToSeq: number, limit: number): Promise<AuditEventRow[]> {
-  const params: unknown[] = [orgId, afterSeq, upToSeq, limit];
+/**
+ * Events of the range with seq in (afterSeq, upToSeq], in seq order: at most `limit`, and no more of them than fit in
+ * `maxBytes` (the first one always); `cutByBytes` when the budget ended the page before `limit` (readBytePage).
+ */
+export async function readExportPage(
+  db: Queryable,
+  orgId: string,
+  range: ExportRange,
+  afterSeq: number,
+  upToSeq: number,
+  limit: number,
+  maxBytes: number,
+): Promise<{ rows: AuditEventRow[]; cutByBytes: boolean }> {
+  const params: unknown[] = [orgId, afterSeq, upToSeq];
   const where = ['org_id = $1', 'seq > $2', 'seq <= $3'];
   if (range.from) where.push(`occurred_at >= $${params.push(range.from.toISOString())}`);
   if (range.to) where.push(`occurred_at < $${params.push(range.to.toISOString())}`);
-  const r = await db.query<AuditEventDbRow>(`SELECT ${AUDIT_EVENT_COLUMNS} FROM audit_events WHERE ${where.join(' AND ')} ORDER BY seq LIMIT $4`, params);
-  return r.rows.map(toAuditEventRow);
+  const page = await readBytePage<AuditEventDbRow>(db, { where, params, order: 'asc', limit, maxBytes });
+  return { rows: page.rows.map(toAuditEventRow), cutByBytes: page.cutByBytes };
 }

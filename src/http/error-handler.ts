@@ -63,14 +63,28 @@ const VALIDATION_LOCATIONS: Record<string, [string, string]> = {
   headers: ['invalid_headers', 'headers are invalid'],
 };
 
-/** A schema validation failure of Fastify (the zod validator compiler's issues, with the part they are in). */
-function validationResponse(fe: { validation: { instancePath?: string; message?: string }[]; validationContext?: string }): ErrorBody {
+interface ValidationIssue {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: { keys?: unknown };
+}
+
+/**
+ * A schema validation failure of Fastify (the zod validator compiler's issues, with the part they are in). Keys a
+ * strict schema does not know (e.g. the query parameter `from[]`) are named one by one, each as its own issue's path.
+ */
+function validationResponse(fe: { validation: ValidationIssue[]; validationContext?: string }): ErrorBody {
   const [code, message] = VALIDATION_LOCATIONS[fe.validationContext ?? ''] ?? ['invalid_request', 'request is invalid'];
-  const issues = fe.validation.slice(0, 50).map((v) => ({
-    path: (v.instancePath ?? '').split('/').filter(Boolean).join('.') || '(root)',
-    message: v.message ?? 'is invalid',
-  }));
-  return errorBody(400, code, message, { issues });
+  const unknown = fe.validationContext === 'querystring' ? 'is not a parameter of this route' : 'is not a known field';
+  const issues = fe.validation.flatMap((v) => {
+    const at = (v.instancePath ?? '').split('/').filter(Boolean);
+    if (v.keyword === 'unrecognized_keys' && Array.isArray(v.params?.keys)) {
+      return v.params.keys.map((k) => ({ path: [...at, String(k)].join('.'), message: unknown }));
+    }
+    return [{ path: at.join('.') || '(root)', message: v.message ?? 'is invalid' }];
+  });
+  return errorBody(400, code, message, { issues: issues.slice(0, 50) });
 }
 
 export function errorBody(statusCode: number, code: string, message: string, extra: Partial<ErrorBody> = {}): ErrorBody {

@@ -5,6 +5,7 @@ import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
 import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
 import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
+import type { OrgReadSlots } from '../db/org-read-slots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { SseConnection } from './sse-connection.js';
 import { EncodedFrames, comment } from './sse-format.js';
@@ -19,6 +20,10 @@ export interface OrgFeedDeps {
   metrics: Metrics;
   /** The most events one reconnect replays (SSE_REPLAY_LIMIT); older ones are announced by a `reset` comment. */
   replayLimit: number;
+  /** The organization's read slots: every page of stored events is read in one, waiting its turn. */
+  reads: OrgReadSlots;
+  /** Most bytes of one page of stored events (READ_PAGE_MAX_BYTES, at most SSE_BUFFER_LIMIT_BYTES). */
+  pageMaxBytes: number;
 }
 
 export class OrgFeed {
@@ -71,13 +76,19 @@ export class OrgFeed {
     }
     conn.hold();
     try {
-      const upTo = Math.max(this.delivered, await currentSeq(this.deps.db, this.orgId));
+      const stored = await this.deps.reads.run(this.orgId, () => currentSeq(this.deps.db, this.orgId), { continues: true });
+      const upTo = Math.max(this.delivered, stored);
       await this.replay(conn, lastEventId, upTo);
       conn.goLive();
     } catch (err) {
       this.deps.logger.warn({ err: { message: (err as Error).message }, orgId: this.orgId }, 'replay failed; closing stream so the client retries');
       conn.close('error', comment('replay failed; reconnect to resume'));
     }
+  }
+
+  /** Whether a stream resuming after `lastEventId` would read stored events (and so needs a turn in the read slots). */
+  readsStored(lastEventId: number | null): boolean {
+    return lastEventId !== null && lastEventId < this.delivered;
   }
 
   /** Detaches a connection (it has closed); true when none is left. */
@@ -109,15 +120,21 @@ export class OrgFeed {
       if (first > sent + 1) conn.write(comment(`reset: events ${sent + 1}..${first - 1} are no longer kept (retention). Continuing from ${first}`));
       this.deps.metrics.eventsReplayed.inc(conn.sendReplayed(page.events, page.lastSeq));
       sent = page.lastSeq;
+      // Written: while the client drains, the connection holds the page's bytes only, not its events.
+      page.events = [];
       await conn.whenWritable();
     }
   }
 
-  /** The one reader of stored seq ranges: (after, upTo] page by page, oldest first, until done or `stop()`. */
+  /**
+   * The one reader of stored seq ranges: (after, upTo] page by page (rows and bytes), oldest first, until done or
+   * `stop()`; each page in one of the organization's read slots.
+   */
   private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
     let from = after;
     while (from < upTo && !stop()) {
-      const page = await readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE);
+      const page = await this.deps.reads.run(this.orgId, () => readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE, this.deps.pageMaxBytes), { continues: true });
+      if (page.cutByBytes) this.deps.metrics.pagesCutByBytes.inc();
       from = page.lastSeq;
       yield page;
     }

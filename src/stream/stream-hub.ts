@@ -8,6 +8,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import { TooManyRequestsError } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
+import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { OrgFeed } from './org-feed.js';
 import { SseConnection, type CloseReason, type ConnectionFilter, type ConnectionIdentity } from './sse-connection.js';
 import { comment, retryLine } from './sse-format.js';
@@ -21,6 +22,8 @@ export interface StreamHubDeps {
   authRepo: AuthRepo;
   logger: Logger;
   metrics: Metrics;
+  /** The organizations' read slots: replay and gap-fill pages are read in them; a replay starts only when there is room. */
+  reads: OrgReadSlots;
 }
 
 export interface OpenStreamOptions {
@@ -53,7 +56,17 @@ export function createStreamHub(deps: StreamHubDeps) {
   function feedFor(orgId: string): OrgFeed {
     let feed = feeds.get(orgId);
     if (!feed) {
-      feed = new OrgFeed(orgId, { db: deps.db, bus: deps.bus, logger: deps.logger, metrics, replayLimit: config.SSE_REPLAY_LIMIT });
+      feed = new OrgFeed(orgId, {
+        db: deps.db,
+        bus: deps.bus,
+        logger: deps.logger,
+        metrics,
+        replayLimit: config.SSE_REPLAY_LIMIT,
+        reads: deps.reads,
+        // A replay page is written only once the client has taken the previous one: one no larger than the buffer limit
+        // keeps what a client that stopped reading holds under SSE_BUFFER_LIMIT_BYTES, replay or live.
+        pageMaxBytes: Math.min(config.READ_PAGE_MAX_BYTES, config.SSE_BUFFER_LIMIT_BYTES),
+      });
       feeds.set(orgId, feed);
     }
     return feed;
@@ -100,6 +113,12 @@ export function createStreamHub(deps: StreamHubDeps) {
       await feed.ready;
       // Re-check: limits may have filled while waiting for the feed.
       checkLimits(opts.identity);
+      // A stream that will replay stored events starts only while its organization's read queue has room (else 429
+      // with Retry-After: the client comes back later, and misses nothing); its pages then wait their turn.
+      if (feed.readsStored(opts.lastEventId) && !deps.reads.admits(opts.identity.orgId)) {
+        metrics.streamsRejected.inc({ limit: 'organization_reads' });
+        deps.reads.admit(opts.identity.orgId);
+      }
     } catch (err) {
       releaseFeed(opts.identity.orgId);
       throw err;

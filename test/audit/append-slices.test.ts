@@ -118,7 +118,7 @@ describe.each(backendNames)('append of a batch larger than one statement (%s)', 
       [org.id],
     );
     expect(contexts.rows.map((r) => [r.stream, Number(r.last_seq)])).toEqual([['s-0', n - 1], ['s-1', n]]);
-    const listed = await listAuditEvents(app.ctx.db, org.id, { order: 'asc', limit: n });
+    const listed = (await listAuditEvents(app.ctx.db, org.id, { order: 'asc', limit: n, maxBytes: 64 * 1024 * 1024 })).rows;
     expect(listed.map((e) => e.metadata)).toEqual(events.map((e) => e.metadata));
     const named = await app.ctx.db.query<{ n: number }>('SELECT count(context_id)::int AS n FROM audit_events WHERE org_id = $1', [org.id]);
     expect(named.rows[0].n).toBe(n);

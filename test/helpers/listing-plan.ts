@@ -11,7 +11,7 @@ export async function listingPlan(db: Queryable, orgId: string, f: Partial<Audit
       return db.query(sql, params);
     }) as Queryable['query'],
   };
-  const rows = await listAuditEvents(recorder, orgId, { order: 'desc', limit: 50, ...f });
+  const { rows } = await listAuditEvents(recorder, orgId, { order: 'desc', limit: 50, maxBytes: 4 * 1024 * 1024, ...f });
   const { sql, params } = sent[sent.length - 1];
   const r = await db.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
   return { rows, plan: r.rows.map((x) => x['QUERY PLAN']).join('\n') };

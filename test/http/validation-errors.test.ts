@@ -61,6 +61,34 @@ describe.each(backendNames)('validation errors by location (%s)', (backendName) 
     ok.close();
   });
 
+  it('an unknown or array-form query parameter of the listing, export and stats is a 400 naming it, never ignored', async () => {
+    for (const [path, param] of [
+      ['/api/v1/audit-events/export?from[]=1', 'from[]'],
+      ['/api/v1/audit-events/export?from=2024-01-01T00:00:00Z&fromm=2024-02-01T00:00:00Z', 'fromm'],
+      ['/api/v1/audit-events?limit=10&serverId[]=srv-1', 'serverId[]'],
+      ['/api/v1/audit-events?limit=10&sessionid=s-1', 'sessionid'],
+      ['/api/v1/audit-events/stats?window[]=24h', 'window[]'],
+    ]) {
+      const r = await http(`${app.url}${path}`, { headers: bearer(org.key) });
+      expect({ path, status: r.status }).toEqual({ path, status: 400 });
+      expect(r.body, path).toEqual(error('invalid_query', 'query is invalid', param));
+      expect(r.body.issues.find((i: { path: string }) => i.path === param).message).toBe('is not a parameter of this route');
+    }
+    // A repeated parameter is an array where one value is expected: also a 400 naming it.
+    const twice = await http(`${app.url}/api/v1/audit-events/export?from=2024-01-01T00:00:00Z&from=2025-01-01T00:00:00Z`, { headers: bearer(org.key) });
+    expect(twice.body).toEqual(error('invalid_query', 'query is invalid', 'from'));
+  });
+
+  it('a path segment longer than the router takes is a 414 in the service\'s error shape', async () => {
+    // A 1,100-character session id: past the 1,024 characters a path parameter may have.
+    const r = await http(`${app.url}/api/v1/sessions/${'s'.repeat(1100)}`, { headers: bearer(org.key) });
+    expect(r.status).toBe(414);
+    expect(r.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(r.body).toEqual({ statusCode: 414, error: 'URI Too Long', code: 'uri_too_long', message: 'a path segment is longer than 1024 characters' });
+    // One of 1,000 characters is read and answered by the route.
+    expect((await http(`${app.url}/api/v1/sessions/${'s'.repeat(1000)}`, { headers: bearer(org.key) })).status).toBe(404);
+  });
+
   it('credentials are checked before the request is validated', async () => {
     expect((await http(`${app.url}/api/v1/audit-events?limit=abc`)).status).toBe(401);
     expect((await http(`${app.url}/api/v1/admin/api-keys/not-a-uuid`, { method: 'DELETE' })).status).toBe(401);

@@ -15,6 +15,7 @@ import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
+import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
@@ -69,7 +70,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit });
+    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;
@@ -154,7 +155,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000 });
+    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);
