@@ -2,6 +2,7 @@
 import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
+import type { FanoutResumeSummary } from '../scenarios/fanout-resume.js';
 import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
@@ -10,7 +11,7 @@ import type { MachineInfo } from './machine.js';
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
+  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -37,6 +38,8 @@ const kb = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} KB` : 'n/a');
 export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
   const i = s.ingest;
   const f = s.fanout;
+  const fr = s.fanoutResume;
+  const frs = fr?.service.groups.service;
   const x = s.crossInstance?.run.groups.other;
   const c = s.connections;
   const h = s.history;
@@ -44,6 +47,14 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
     { name: 'ingest: events stored per second', target: '>= 50,000/s', value: i ? `${int(i.eventsPerSecond)}/s` : 'n/a', pass: i ? i.eventsPerSecond >= 50_000 : null },
     { name: 'ingest: ratio to COPY', target: '>= 0.40x', value: i ? ratio(i.ratioToCopy) : 'n/a', pass: i ? i.ratioToCopy >= 0.4 : null },
     { name: 'fan-out: ratio to bare node:http', target: '>= 0.50x', value: f ? ratio(f.ratioToBare) : 'n/a', pass: f ? f.ratioToBare >= 0.5 : null },
+    { name: 'fan-out with resumes: ratio to bare node:http', target: '>= 0.90x', value: fr ? ratio(fr.ratioToBare) : 'n/a', pass: fr ? fr.ratioToBare >= 0.9 : null },
+    { name: 'fan-out with resumes: p99 latency / bare', target: '<= 2.00x', value: fr ? `${ratio(fr.p99RatioToBare)} (${ms(frs!.latencyAfterResponseMs.p99)} vs ${ms(fr.bare.groups.bare.latencyAfterResponseMs.p99)})` : 'n/a', pass: fr ? fr.p99RatioToBare <= 2 : null },
+    {
+      name: 'fan-out with resumes: clients complete and in order',
+      target: 'every client, every trial',
+      value: fr ? fr.trials.map((t) => `${t.complete}/${t.inOrder} of ${fr.clients} (${t.cuts} cuts)`).join('; ') : 'n/a',
+      pass: fr ? fr.trials.every((t) => t.complete === fr.clients && t.inOrder === fr.clients) : null,
+    },
     { name: 'cross-instance: p99 on the other instance', target: '<= 25 ms', value: x ? ms(x.latencyAfterResponseMs.p99) : 'n/a', pass: x ? x.latencyAfterResponseMs.p99 <= 25 : null },
     { name: 'connections: memory per idle stream', target: '<= 16 KB', value: c ? kb(c.service.kbPerConnection) : 'n/a', pass: c ? c.service.kbPerConnection <= 16 : null },
     {
@@ -60,7 +71,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, connections: c, history: h } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
