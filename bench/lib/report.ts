@@ -103,6 +103,29 @@ export function tableRows(r: BenchResults): string[][] {
     rows.push(['fan-out', 'events published/s', int(f.service.eventsPerSecond), int(f.bare.eventsPerSecond), '', '']);
     rows.push(['fan-out', 'latency after ingest response p50 / p99', `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`, `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`, '', '']);
   }
+  if (fr) {
+    const sv = fr.service.groups.service;
+    const bg = fr.bare.groups.bare;
+    const rs = sv.resumes!;
+    rows.push([
+      'fan-out + resumes',
+      `deliveries/s (${fr.clients} clients resuming after cuts, ${int(fr.events)}-event burst in batches of ${fr.batchSize}; median of ${fr.trials.length})`,
+      millions(sv.deliveriesPerSecond),
+      `${millions(bg.deliveriesPerSecond)} (bare node:http)`,
+      ratio(fr.ratioToBare),
+      `>= 0.90x: ${verdict(t('fan-out with resumes: ratio')!.pass)}`,
+    ]);
+    rows.push(['fan-out + resumes', 'whole delivery (s); cuts (clients cut)', `${sv.deliverySeconds.toFixed(1)} s; ${rs.cuts} (${rs.clientsCut})`, `${bg.deliverySeconds.toFixed(1)} s`, '', '']);
+    rows.push([
+      'fan-out + resumes',
+      'latency after ingest response p50 / p99',
+      `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`,
+      `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`,
+      ratio(fr.p99RatioToBare),
+      `p99 <= 2x: ${verdict(t('fan-out with resumes: p99')!.pass)}`,
+    ]);
+    rows.push(['fan-out + resumes', 'clients complete / in order, every trial', fr.trials.map((tr) => `${tr.complete}/${tr.inOrder}`).join(', '), '', '', `all ${fr.clients}: ${verdict(t('fan-out with resumes: clients')!.pass)}`]);
+  }
   if (x) {
     const o = x.run.groups.other;
     const s = x.run.groups.same;
