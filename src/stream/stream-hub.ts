@@ -50,13 +50,26 @@ export function createStreamHub(deps: StreamHubDeps) {
     metrics.streamOrgs.set(feeds.size);
   }
 
+  /**
+   * Each organization's recent window may hold SSE_RECENT_WINDOW_BYTES, and all of them together
+   * SSE_RECENT_WINDOW_TOTAL_BYTES: with more organizations streaming than that allows, they share it equally.
+   */
+  const windowShare = () => Math.min(config.SSE_RECENT_WINDOW_BYTES, Math.floor(config.SSE_RECENT_WINDOW_TOTAL_BYTES / Math.max(1, feeds.size)));
+
   function feedFor(orgId: string): OrgFeed {
     let feed = feeds.get(orgId);
     if (!feed) {
-      feed = new OrgFeed(orgId, { db: deps.db, bus: deps.bus, logger: deps.logger, metrics, replayLimit: config.SSE_REPLAY_LIMIT });
+      feed = new OrgFeed(orgId, { db: deps.db, bus: deps.bus, logger: deps.logger, metrics, replayLimit: config.SSE_REPLAY_LIMIT, recentWindowBytes: 0 });
       feeds.set(orgId, feed);
+      shareWindows();
     }
     return feed;
+  }
+
+  /** Gives every feed's window its share (the others shrink at once when one more organization streams). */
+  function shareWindows() {
+    const share = windowShare();
+    for (const f of feeds.values()) f.setWindowLimit(share);
   }
 
   function releaseFeed(orgId: string) {
@@ -64,6 +77,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (feed && feed.size === 0) {
       feed.close();
       feeds.delete(orgId);
+      shareWindows();
     }
   }
 

@@ -69,7 +69,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit });
+    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit, recentWindowBytes: 0 });
     feeds.push(feed);
     await feed.ready;
     return feed;
@@ -154,7 +154,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000 });
+    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);
