@@ -75,10 +75,6 @@ export class EncodedBatch {
     this.bytes = total + RUN_OVERHEAD_BYTES + n * EVENT_INDEX_BYTES + serverBytes;
   }
 
-  get firstSeq(): number {
-    return this.count ? this.seqs[0] : 0;
-  }
-
   /** Bytes held: frames, index and the selections kept. */
   get size(): number {
     return this.bytes;

@@ -64,11 +64,6 @@ export class OrgFeed {
     return this.connections.size;
   }
 
-  /** Bytes of frames the recent window holds now. */
-  get windowBytes(): number {
-    return this.window.size;
-  }
-
   /** Sets the most bytes the recent window may hold (dropping its oldest batches at once if it holds more). */
   setWindowLimit(bytes: number): void {
     this.window.setLimit(bytes);

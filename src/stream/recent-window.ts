@@ -44,11 +44,6 @@ export class RecentWindow {
     return this.bytes;
   }
 
-  /** The seq range (start, end] whose every streamed event the window holds. */
-  get range(): { start: number; end: number } {
-    return { start: this.start, end: this.end };
-  }
-
   /** Starts over, empty, at `seq` (the feed's delivered seq when it starts). */
   reset(seq: number): void {
     this.clear();
