@@ -60,6 +60,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     let feed = feeds.get(orgId);
     if (!feed) {
       feed = new OrgFeed(orgId, { db: deps.db, bus: deps.bus, logger: deps.logger, metrics, replayLimit: config.SSE_REPLAY_LIMIT, recentWindowBytes: 0 });
+      // Its window's share is set with the others' (each organization streaming here shrinks every share).
       feeds.set(orgId, feed);
       shareWindows();
     }
