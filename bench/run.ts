@@ -12,6 +12,7 @@ import { prepareServer, ROOT, TMP } from './lib/service.js';
 import { runConnections } from './scenarios/connections.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
+import { runFanoutResume } from './scenarios/fanout-resume.js';
 import { runHistory } from './scenarios/history.js';
 import { runIngest } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
@@ -20,6 +21,7 @@ const SCENARIOS = {
   ingest: runIngest,
   otlp: runOtlp,
   fanout: runFanout,
+  fanoutResume: runFanoutResume,
   crossInstance: runCrossInstance,
   connections: runConnections,
   history: runHistory,

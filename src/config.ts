@@ -94,6 +94,13 @@ export const configSchema = z.object({
   SSE_HEARTBEAT_MS: int(15_000, 10),
   SSE_REPLAY_LIMIT: int(10_000, 1),
   SSE_BUFFER_LIMIT_BYTES: int(1024 * 1024, 1024),
+  /**
+   * Most bytes of an organization's recently delivered frames (with their index and filter selections) an instance
+   * keeps to serve resuming streams without reading the database; 0 keeps none (every resume reads the database).
+   */
+  SSE_RECENT_WINDOW_BYTES: int(8 * 1024 * 1024, 0, 1024 * 1024 * 1024),
+  /** Most bytes the recent windows of all organizations with streams on an instance keep together (shared equally). */
+  SSE_RECENT_WINDOW_TOTAL_BYTES: int(256 * 1024 * 1024, 0, 16 * 1024 * 1024 * 1024),
   SSE_DRAIN_TIMEOUT_MS: int(30_000, 10),
   SSE_MAX_STREAMS_PER_ORG: int(2000, 1),
   SSE_MAX_STREAMS_PER_KEY: int(500, 1),

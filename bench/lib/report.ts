@@ -2,6 +2,7 @@
 import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
+import type { FanoutResumeSummary } from '../scenarios/fanout-resume.js';
 import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
@@ -10,7 +11,7 @@ import type { MachineInfo } from './machine.js';
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
+  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -37,6 +38,8 @@ const kb = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} KB` : 'n/a');
 export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
   const i = s.ingest;
   const f = s.fanout;
+  const fr = s.fanoutResume;
+  const frs = fr?.service.groups.service;
   const x = s.crossInstance?.run.groups.other;
   const c = s.connections;
   const h = s.history;
@@ -44,6 +47,14 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
     { name: 'ingest: events stored per second', target: '>= 50,000/s', value: i ? `${int(i.eventsPerSecond)}/s` : 'n/a', pass: i ? i.eventsPerSecond >= 50_000 : null },
     { name: 'ingest: ratio to COPY', target: '>= 0.40x', value: i ? ratio(i.ratioToCopy) : 'n/a', pass: i ? i.ratioToCopy >= 0.4 : null },
     { name: 'fan-out: ratio to bare node:http', target: '>= 0.50x', value: f ? ratio(f.ratioToBare) : 'n/a', pass: f ? f.ratioToBare >= 0.5 : null },
+    { name: 'fan-out with resumes: ratio to bare node:http', target: '>= 0.90x', value: fr ? ratio(fr.ratioToBare) : 'n/a', pass: fr ? fr.ratioToBare >= 0.9 : null },
+    { name: 'fan-out with resumes: p99 latency / bare', target: '<= 2.00x', value: fr ? `${ratio(fr.p99RatioToBare)} (${ms(frs!.latencyAfterResponseMs.p99)} vs ${ms(fr.bare.groups.bare.latencyAfterResponseMs.p99)})` : 'n/a', pass: fr ? fr.p99RatioToBare <= 2 : null },
+    {
+      name: 'fan-out with resumes: clients complete and in order',
+      target: 'every client, every trial',
+      value: fr ? fr.trials.map((t) => `${t.complete}/${t.inOrder} of ${fr.clients} (${t.cuts} cuts)`).join('; ') : 'n/a',
+      pass: fr ? fr.trials.every((t) => t.complete === fr.clients && t.inOrder === fr.clients) : null,
+    },
     { name: 'cross-instance: p99 on the other instance', target: '<= 25 ms', value: x ? ms(x.latencyAfterResponseMs.p99) : 'n/a', pass: x ? x.latencyAfterResponseMs.p99 <= 25 : null },
     { name: 'connections: memory per idle stream', target: '<= 16 KB', value: c ? kb(c.service.kbPerConnection) : 'n/a', pass: c ? c.service.kbPerConnection <= 16 : null },
     {
@@ -60,7 +71,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, connections: c, history: h } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
@@ -91,6 +102,29 @@ export function tableRows(r: BenchResults): string[][] {
     rows.push(['fan-out', `deliveries/s (${f.clients} clients, batches of ${f.batchSize}, events x clients; median of ${f.trials.length})`, millions(sv.deliveriesPerSecond), `${millions(bg.deliveriesPerSecond)} (bare node:http)`, ratio(f.ratioToBare), `>= 0.50x: ${verdict(t('fan-out')!.pass)}`]);
     rows.push(['fan-out', 'events published/s', int(f.service.eventsPerSecond), int(f.bare.eventsPerSecond), '', '']);
     rows.push(['fan-out', 'latency after ingest response p50 / p99', `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`, `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`, '', '']);
+  }
+  if (fr) {
+    const sv = fr.service.groups.service;
+    const bg = fr.bare.groups.bare;
+    const rs = sv.resumes!;
+    rows.push([
+      'fan-out + resumes',
+      `deliveries/s (${fr.clients} clients resuming after cuts, ${int(fr.events)}-event burst in batches of ${fr.batchSize}; median of ${fr.trials.length})`,
+      millions(sv.deliveriesPerSecond),
+      `${millions(bg.deliveriesPerSecond)} (bare node:http)`,
+      ratio(fr.ratioToBare),
+      `>= 0.90x: ${verdict(t('fan-out with resumes: ratio')!.pass)}`,
+    ]);
+    rows.push(['fan-out + resumes', 'whole delivery (s); cuts (clients cut)', `${sv.deliverySeconds.toFixed(1)} s; ${rs.cuts} (${rs.clientsCut})`, `${bg.deliverySeconds.toFixed(1)} s`, '', '']);
+    rows.push([
+      'fan-out + resumes',
+      'latency after ingest response p50 / p99',
+      `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)}`,
+      `${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)}`,
+      ratio(fr.p99RatioToBare),
+      `p99 <= 2x: ${verdict(t('fan-out with resumes: p99')!.pass)}`,
+    ]);
+    rows.push(['fan-out + resumes', 'clients complete / in order, every trial', fr.trials.map((tr) => `${tr.complete}/${tr.inOrder}`).join(', '), '', '', `all ${fr.clients}: ${verdict(t('fan-out with resumes: clients')!.pass)}`]);
   }
   if (x) {
     const o = x.run.groups.other;

@@ -77,7 +77,7 @@ function historyMarkdown(h: HistoryResult): string[] {
 }
 
 export function resultsMarkdown(r: BenchResults): string {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, connections: c, history: h } = r.scenarios;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
@@ -154,6 +154,31 @@ export function resultsMarkdown(r: BenchResults): string {
       '',
       `Figures of the median of ${f.trials.length} trials (by ratio; each trial a fresh database, service and baseline process): ` +
         f.trials.map((t) => `${(t.serviceDeliveriesPerSecond / 1e6).toFixed(2)} M vs ${(t.bareDeliveriesPerSecond / 1e6).toFixed(2)} M = ${ratio(t.ratioToBare)}`).join('; ') +
+        '.',
+      '',
+    );
+  }
+  if (fr) {
+    const sv = fr.service.groups.service;
+    const bg = fr.bare.groups.bare;
+    out.push(
+      '### Fan-out with resuming clients',
+      '',
+      `${fr.clients} SSE clients of one organization in a separate process that resume as EventSource does: when the server ends a stream, the client ` +
+        'opens it again after the `retry:` delay with `Last-Event-ID` set to its last complete event, and every id it receives is checked to be the one ' +
+        `after the previous. A publisher posts a burst of ${int(fr.events)} tool calls in batches of ${fr.batchSize}, 4 requests in flight, after a warm-up of 40 batches. ` +
+        `Service (default \`SSE_BUFFER_LIMIT_BYTES\`, 1 MiB): ${sv.resumes!.cuts} streams cut (${sv.resumes!.clientsCut} clients), ${sv.resumes!.reachedLast} clients got the last event, ` +
+        `${sv.resumes!.inOrder} got every id once in order (${sv.resumes!.repeats} repeats, ${sv.resumes!.gaps} gaps); the last client had the last event after ` +
+        `${sv.deliverySeconds.toFixed(1)} s (${int(sv.deliveriesPerSecond)} deliveries/s); latency after the ingest response p50 / p99 / max ` +
+        `${ms(sv.latencyAfterResponseMs.p50)} / ${ms(sv.latencyAfterResponseMs.p99)} / ${ms(sv.latencyAfterResponseMs.max)}.`,
+      '',
+      `Baseline: the bare \`node:http\` SSE server (never cuts a client), same clients and publisher: ${bg.deliverySeconds.toFixed(1)} s (${int(bg.deliveriesPerSecond)} deliveries/s), ` +
+        `p50 / p99 / max ${ms(bg.latencyAfterResponseMs.p50)} / ${ms(bg.latencyAfterResponseMs.p99)} / ${ms(bg.latencyAfterResponseMs.max)}. Ratio ${ratio(fr.ratioToBare)}, p99 ${ratio(fr.p99RatioToBare)} of bare's.`,
+      '',
+      `Every trial (by ratio; each a fresh database, service and baseline process): ` +
+        fr.trials
+          .map((t) => `${ratio(t.ratioToBare)} (${t.serviceSeconds.toFixed(1)} s vs ${t.bareSeconds.toFixed(1)} s; p99 ${ms(t.serviceP99Ms)} vs ${ms(t.bareP99Ms)}; ${t.cuts} cuts of ${t.clientsCut} clients; ${t.complete} complete, ${t.inOrder} in order)`)
+          .join('; ') +
         '.',
       '',
     );

@@ -18,7 +18,12 @@ export interface StreamCaseOptions {
   key: string;
   tag: string;
   groups: ClientGroup[];
-  publisher: { mode: 'max' | 'paced'; batchSize: number; durationMs: number; concurrency: number; rate?: number };
+  /** 'burst': `batches` batches as fast as they are taken (durationMs then only bounds the wait for them). */
+  publisher: { mode: 'max' | 'paced' | 'burst'; batchSize: number; durationMs: number; concurrency: number; rate?: number; batches?: number };
+  /** Clients resume as EventSource does when the server ends their stream, and every id they get is checked. */
+  resume?: boolean;
+  /** How long to wait for every client to have the last event (default 30 s). */
+  drainTimeoutMs?: number;
   /** The seq of each batch's last event (by batch number), and the last seq stored, once publishing is over. */
   seqsOf(sent: SentBatch[]): Promise<{ lastSeqOf: Map<number, number>; finalSeq: number }>;
   log(line: string): void;
@@ -36,6 +41,8 @@ export interface GroupResult {
   /** Events received, summed over clients. */
   deliveries: number;
   deliveriesPerSecond: number;
+  /** From the publisher's start to the last client's receipt of its last event. */
+  deliverySeconds: number;
   /** Clients every event reached / clients that were cut or ended early. */
   complete: number;
   closed: number;
@@ -43,6 +50,19 @@ export interface GroupResult {
   latencyAfterResponseMs: LatencySummary;
   /** From the publisher sending the request to the client's receipt (includes the database commit). */
   latencyAfterSendMs: LatencySummary;
+  /** With resuming clients: streams the server ended and how the clients fared across them. */
+  resumes?: ResumeCounts;
+}
+
+export interface ResumeCounts {
+  /** Streams the server ended during the run (each followed by a resume), and the clients that had at least one. */
+  cuts: number;
+  clientsCut: number;
+  /** Clients whose ids each followed the one before (no repeat, no gap), and clients that got the last event. */
+  inOrder: number;
+  reachedLast: number;
+  repeats: number;
+  gaps: number;
 }
 
 export interface StreamCaseResult {
@@ -64,6 +84,7 @@ interface Report extends WorkerMessage {
   fromSend: HistogramData;
   open: number;
   closed: number;
+  resumes?: ResumeCounts;
 }
 
 const CLIENTS_PER_PROCESS = 1000;
@@ -89,26 +110,28 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
   try {
     for (const group of o.groups) {
       for (let left = group.count; left > 0; left -= CLIENTS_PER_PROCESS) {
-        workers.push({ group, worker: startWorker('workloads/sse-clients.ts', { url: group.url, key: o.key, count: Math.min(left, CLIENTS_PER_PROCESS) }) });
+        workers.push({ group, worker: startWorker('workloads/sse-clients.ts', { url: group.url, key: o.key, count: Math.min(left, CLIENTS_PER_PROCESS), resume: o.resume }) });
       }
     }
     const ready = await Promise.all(workers.map((w) => w.worker.next<WorkerMessage & { open: number }>('ready', 120_000)));
     const connected = new Map<string, number>();
     ready.forEach((r, i) => connected.set(workers[i].group.name, (connected.get(workers[i].group.name) ?? 0) + r.open));
     await publisher.next('ready');
-    o.log(`    ${[...connected].map(([g, n]) => `${n} clients on ${g}`).join(', ')}; publishing (${o.publisher.mode}, batches of ${o.publisher.batchSize}) for ${o.publisher.durationMs / 1000} s`);
+    const span = o.publisher.mode === 'burst' ? `${o.publisher.batches} of them` : `for ${o.publisher.durationMs / 1000} s`;
+    o.log(`    ${[...connected].map(([g, n]) => `${n} clients on ${g}`).join(', ')}; publishing (${o.publisher.mode}, batches of ${o.publisher.batchSize}) ${span}`);
     publisher.send({ type: 'go' });
     const done = await publisher.next<WorkerMessage & { started: number; ended: number; sent: SentBatch[] }>('done', o.publisher.durationMs + 120_000);
     const ok = done.sent.filter((s) => s.status === 200);
     const { lastSeqOf, finalSeq } = await o.seqsOf(ok);
 
-    for (const w of workers) w.worker.send({ type: 'cmd', seq: finalSeq, timeoutMs: 30_000 });
-    await Promise.all(workers.map((w) => w.worker.next('drained', 60_000)));
+    const drainMs = o.drainTimeoutMs ?? 30_000;
+    for (const w of workers) w.worker.send({ type: 'cmd', seq: finalSeq, timeoutMs: drainMs });
+    await Promise.all(workers.map((w) => w.worker.next('drained', drainMs + 30_000)));
     const table = ok
       .filter((s) => lastSeqOf.has(s.batch))
       .map((s) => [lastSeqOf.get(s.batch)!, s.sendT, s.respT] as [number, number, number])
       .sort((a, b) => a[0] - b[0]);
-    for (const w of workers) w.worker.send({ type: 'cmd', batches: table });
+    for (const w of workers) w.worker.send({ type: 'cmd', batches: table, finalSeq });
     const reports = await Promise.all(workers.map((w) => w.worker.next<Report>('report', 60_000)));
 
     const groups: Record<string, GroupResult> = {};
@@ -131,11 +154,16 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
         connected: connected.get(group.name) ?? 0,
         deliveries,
         deliveriesPerSecond: deliveries / ((lastReceipt - done.started) / 1000),
+        deliverySeconds: (lastReceipt - done.started) / 1000,
         complete: mine.reduce((a, r) => a + r.open, 0),
         closed: mine.reduce((a, r) => a + r.closed, 0),
         latencyAfterResponseMs: summary(afterResponse),
         latencyAfterSendMs: summary(afterSend),
       };
+      if (o.resume) {
+        const sum = (k: keyof ResumeCounts) => mine.reduce((a, r) => a + (r.resumes?.[k] ?? 0), 0);
+        groups[group.name].resumes = { cuts: sum('cuts'), clientsCut: sum('clientsCut'), inOrder: sum('inOrder'), reachedLast: sum('reachedLast'), repeats: sum('repeats'), gaps: sum('gaps') };
+      }
     }
     const eventsPublished = ok.length * o.publisher.batchSize;
     const requestLatency = new Histogram();

@@ -1,4 +1,5 @@
-// Stream load generator: posts raw tool-call batches, either as fast as the server answers (n in flight) or at a fixed rate.
+// Stream load generator: posts raw tool-call batches, as fast as the server answers (n in flight) for a time or for a
+// number of batches (a burst), or at a fixed rate.
 import http from 'node:http';
 import { nowMs, sleep } from '../lib/clock.js';
 import { command, post, runWorker, workerConfig } from '../lib/worker-side.js';
@@ -15,7 +16,9 @@ interface Config {
   concurrency: number;
   /** Events per second in 'paced' mode. */
   rate?: number;
-  mode: 'max' | 'paced';
+  /** In 'burst' mode: how many batches, posted as fast as the server answers (n in flight), whatever the time. */
+  batches?: number;
+  mode: 'max' | 'paced' | 'burst';
 }
 
 export interface SentBatch {
@@ -71,10 +74,11 @@ runWorker(async () => {
     sent.push({ batch, sendT, respT, status: r.status, lastSeq });
   }
 
-  if (cfg.mode === 'max') {
+  if (cfg.mode === 'max' || cfg.mode === 'burst') {
+    const more = cfg.mode === 'burst' ? () => next < (cfg.batches ?? 0) : () => nowMs() < stopAt;
     await Promise.all(
       Array.from({ length: cfg.concurrency }, async () => {
-        while (nowMs() < stopAt) await sendOne(next++);
+        while (more()) await sendOne(next++);
       }),
     );
   } else {

@@ -19,7 +19,7 @@ export function createMetrics() {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
   const r = [registry];
-  return {
+  const metrics = {
     registry,
     streamsOpen: new Gauge({ name: 'audit_stream_sse_streams_open', help: 'SSE streams open on this instance', registers: r }),
     streamOrgs: new Gauge({ name: 'audit_stream_sse_organizations', help: 'Organizations with at least one open stream on this instance', registers: r }),
@@ -27,7 +27,19 @@ export function createMetrics() {
     streamsClosed: new Counter({ name: 'audit_stream_sse_streams_closed_total', help: 'Streams closed, by reason', labelNames: ['reason'], registers: r }),
     slowClientDisconnects: new Counter({ name: 'audit_stream_sse_slow_client_disconnects_total', help: 'Streams cut because the client did not keep up', registers: r }),
     eventsDelivered: new Counter({ name: 'audit_stream_sse_events_delivered_total', help: 'Events written to SSE streams (events x clients)', registers: r }),
-    eventsReplayed: new Counter({ name: 'audit_stream_sse_events_replayed_total', help: 'Events sent from the database on reconnect', registers: r }),
+    eventsReplayed: new Counter({
+      name: 'audit_stream_sse_events_replayed_total',
+      help: 'Events sent to resuming streams before they go live, by where they came from: memory (the recent window) or database',
+      labelNames: ['from'],
+      registers: r,
+    }),
+    resumes: new Counter({
+      name: 'audit_stream_sse_resumes_total',
+      help: 'Streams resuming after an id (Last-Event-ID), by where their replay started: memory (the recent window) or database (a resume that outran the window and went on from the database counts once more as database)',
+      labelNames: ['from'],
+      registers: r,
+    }),
+    recentWindowBytes: new Gauge({ name: 'audit_stream_sse_recent_window_bytes', help: 'Bytes of recently delivered frames kept for resumes, summed over the organizations with streams on this instance', registers: r }),
     ingestEvents: new Counter({ name: 'audit_stream_ingest_events_total', help: 'Entries received by ingest endpoints, by source and outcome (stored, duplicate; empty: entries that carry nothing, such as Firehose records with no data or OTLP log records with no body, attributes or name; not_tool_call: OTLP spans that are not tool calls; not_stored: other entries a source accepts and does not store)', labelNames: ['source', 'outcome'], registers: r }),
     eventsStored: new Counter({ name: 'audit_stream_events_stored_total', help: 'Audit events committed to the database, by source and type (ingested entries, session updates, anomalies)', labelNames: ['source', 'type'], registers: r }),
     ingestRequests: new Counter({ name: 'audit_stream_ingest_requests_total', help: 'Ingest requests by source and status code', labelNames: ['source', 'status'], registers: r }),
@@ -49,6 +61,15 @@ export function createMetrics() {
     gapFilledEvents: new Counter({ name: 'audit_stream_gap_filled_events_total', help: 'Events read from the database to fill gaps', registers: r }),
     anomalies: new Counter({ name: 'audit_stream_anomalies_total', help: 'Anomaly alerts emitted by this instance', labelNames: ['anomaly_type'], registers: r }),
   };
+  // The fixed label sets exist from the start (a scrape shows both sources at 0 before the first resume).
+  for (const from of RESUME_SOURCES) {
+    metrics.resumes.inc({ from }, 0);
+    metrics.eventsReplayed.inc({ from }, 0);
+  }
+  return metrics;
 }
+
+/** Where a resuming stream's events come from: the recent window of delivered frames, or the database. */
+export const RESUME_SOURCES = ['memory', 'database'] as const;
 
 export type Metrics = ReturnType<typeof createMetrics>;

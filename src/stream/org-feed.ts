@@ -1,5 +1,6 @@
-// One organization's feed on this instance: its connections (attach/detach), replay, in-order live delivery, and gap
-// filling from the database, with one paged reader of stored seq ranges for both.
+// One organization's feed on this instance: its connections (attach/detach), in-order live delivery, gap filling from the
+// database, and resumes: from the recent window of delivered frames when it covers them, else replayed from the database
+// (one paged reader of stored seq ranges serves replays and gap fills).
 import type { Logger } from 'pino';
 import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
 import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
@@ -7,8 +8,10 @@ import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { EncodedBatch } from './encoded-batch.js';
+import { RecentWindow } from './recent-window.js';
 import type { SseConnection } from './sse-connection.js';
-import { EncodedFrames, comment } from './sse-format.js';
+import { comment } from './sse-format.js';
 
 const PAGE = 1000;
 const SUBSCRIBE_WAIT_MS = 2000;
@@ -24,12 +27,18 @@ export interface OrgFeedDeps {
   reads: OrgReadSlots;
   /** Most bytes of one page of stored events (READ_PAGE_MAX_BYTES, at most SSE_BUFFER_LIMIT_BYTES). */
   pageMaxBytes: number;
+  /** The most bytes of recently delivered frames kept for resumes (the org's share, see the hub); 0 keeps none. */
+  recentWindowBytes: number;
 }
 
 export class OrgFeed {
   /** Every seq up to this one has been handed, in order, to the connections. */
   private delivered = 0;
   private readonly connections = new Set<SseConnection>();
+  /** The attached connections live batches are handed to (or held for, during a replay from the database). */
+  private readonly live = new Set<SseConnection>();
+  /** The frames of what was delivered lately: every streamed event of a seq range that ends at `delivered`. */
+  private readonly window: RecentWindow;
   readonly ready: Promise<void>;
   private chain: Promise<void> = Promise.resolve();
   private subscription: Subscription;
@@ -40,11 +49,13 @@ export class OrgFeed {
     readonly orgId: string,
     private readonly deps: OrgFeedDeps,
   ) {
+    this.window = new RecentWindow(deps.recentWindowBytes, (delta) => deps.metrics.recentWindowBytes.inc(delta));
     this.subscription = deps.bus.subscribe(orgId, (batch) => this.onBatch(batch));
     this.ready = this.enqueue(async () => {
       // Wait for the subscription, but not forever: while the broker is down, catch-up polling keeps the feed current.
       await Promise.race([this.subscription.ready.catch(() => undefined), new Promise((r) => setTimeout(r, SUBSCRIBE_WAIT_MS).unref())]);
       this.delivered = await currentSeq(deps.db, orgId);
+      this.window.reset(this.delivered);
     });
   }
 
@@ -58,43 +69,90 @@ export class OrgFeed {
     return this.connections.size;
   }
 
-  get isBehind(): boolean {
-    return this.behind;
+  /** Sets the most bytes the recent window may hold (dropping its oldest batches at once if it holds more). */
+  setWindowLimit(bytes: number): void {
+    this.window.setLimit(bytes);
   }
 
   /**
-   * Attaches a connection whose response is open. Without `lastEventId` it goes live from now on; with one, it first
-   * gets the stored events after it (bounded by the replay window, a `reset` comment saying what was skipped) at its
-   * own pace, while live events wait in its queue, then goes live. A replay that fails closes the connection (the
-   * client resumes by id).
+   * Attaches a connection whose response is open. Without `lastEventId` it goes live from now on. With one, it first
+   * gets the events after it at its own pace, then goes live: from the recent window when it covers the id (no database
+   * read), else from the database (bounded by the replay limit, a `reset` comment saying what was skipped), while live
+   * events wait in its queue. A replay that fails closes the connection (the client resumes by id).
    */
   async attach(conn: SseConnection, lastEventId: number | null): Promise<void> {
     this.connections.add(conn);
     if (lastEventId === null) {
       conn.skipTo(this.delivered);
+      this.live.add(conn);
       return;
     }
-    conn.hold();
-    try {
-      const stored = await this.deps.reads.run(this.orgId, () => currentSeq(this.deps.db, this.orgId), { continues: true });
-      const upTo = Math.max(this.delivered, stored);
-      await this.replay(conn, lastEventId, upTo);
-      conn.goLive();
-    } catch (err) {
-      this.deps.logger.warn({ err: { message: (err as Error).message }, orgId: this.orgId }, 'replay failed; closing stream so the client retries');
-      conn.close('error', comment('replay failed; reconnect to resume'));
+    if (this.servedFromWindow(lastEventId)) {
+      await this.resumeFromWindow(conn, lastEventId);
+      return;
     }
+    await this.resumeFromDatabase(conn, lastEventId);
   }
 
   /** Whether a stream resuming after `lastEventId` would read stored events (and so needs a turn in the read slots). */
   readsStored(lastEventId: number | null): boolean {
-    return lastEventId !== null && lastEventId < this.delivered;
+    return lastEventId !== null && lastEventId < this.delivered && !this.servedFromWindow(lastEventId);
+  }
+
+  /** Whether a resume after `lastEventId` is served from the recent window (no database read). */
+  private servedFromWindow(lastEventId: number): boolean {
+    return this.window.covers(lastEventId) && this.delivered - lastEventId <= this.deps.replayLimit;
   }
 
   /** Detaches a connection (it has closed); true when none is left. */
   detach(conn: SseConnection): boolean {
     this.connections.delete(conn);
+    this.live.delete(conn);
     return this.connections.size === 0;
+  }
+
+  /**
+   * Sends the window's frames after `after`, batch by batch at the connection's pace, and goes live in the same turn
+   * as it reaches the delivered seq (nothing can be delivered in between). Live batches are not held meanwhile: the
+   * window holds them. Should the window drop the next batch before the connection has taken it, the rest comes from
+   * the database.
+   */
+  private async resumeFromWindow(conn: SseConnection, after: number): Promise<void> {
+    this.deps.metrics.resumes.inc({ from: 'memory' });
+    conn.skipTo(after);
+    let sent = after;
+    for (;;) {
+      if (conn.closed) return;
+      if (sent >= this.delivered) {
+        this.live.add(conn);
+        return;
+      }
+      const step = this.window.next(sent, conn.filterKey, conn.frameFilter);
+      if (!step) {
+        await this.resumeFromDatabase(conn, sent);
+        return;
+      }
+      conn.sendFrames(step.frames, step.through);
+      this.deps.metrics.eventsReplayed.inc({ from: 'memory' }, step.frames.count);
+      sent = step.through;
+      await conn.whenWritable();
+    }
+  }
+
+  /** Replays the stored events after `after` (up to the database's latest seq) while holding live ones, then goes live. */
+  private async resumeFromDatabase(conn: SseConnection, after: number): Promise<void> {
+    this.deps.metrics.resumes.inc({ from: 'database' });
+    conn.hold();
+    this.live.add(conn);
+    try {
+      const stored = await this.deps.reads.run(this.orgId, () => currentSeq(this.deps.db, this.orgId), { continues: true });
+      const upTo = Math.max(this.delivered, stored);
+      await this.replay(conn, after, upTo);
+      conn.goLive();
+    } catch (err) {
+      this.deps.logger.warn({ err: { message: (err as Error).message }, orgId: this.orgId }, 'replay failed; closing stream so the client retries');
+      conn.close('error', comment('replay failed; reconnect to resume'));
+    }
   }
 
   /** Sends stored events (after, upTo] to one connection, page by page at its pace. */
@@ -118,7 +176,7 @@ export class OrgFeed {
     for await (const page of this.pages(from, upTo, () => conn.closed)) {
       const first = page.firstSeq ?? page.lastSeq + 1;
       if (first > sent + 1) conn.write(comment(`reset: events ${sent + 1}..${first - 1} are no longer kept (retention). Continuing from ${first}`));
-      this.deps.metrics.eventsReplayed.inc(conn.sendReplayed(page.events, page.lastSeq));
+      this.deps.metrics.eventsReplayed.inc({ from: 'database' }, conn.sendReplayed(page.events, page.lastSeq));
       sent = page.lastSeq;
       // Written: while the client drains, the connection holds the page's bytes only, not its events.
       page.events = [];
@@ -153,8 +211,7 @@ export class OrgFeed {
     void this.enqueue(async () => {
       if (batch.lastSeq <= this.delivered) return;
       if (batch.firstSeq > this.delivered + 1) await this.fill(batch.firstSeq - 1);
-      this.deliver(batch.events.filter((e) => e.seq > this.delivered));
-      this.delivered = batch.lastSeq;
+      this.deliver(batch.events.filter((e) => e.seq > this.delivered), batch.lastSeq);
     }).catch(() => undefined);
   }
 
@@ -163,16 +220,20 @@ export class OrgFeed {
     this.deps.metrics.gapFills.inc();
     for await (const page of this.pages(this.delivered, upTo)) {
       this.deps.metrics.gapFilledEvents.inc(page.events.length);
-      this.deliver(page.events);
-      this.delivered = page.lastSeq;
+      this.deliver(page.events, page.lastSeq);
     }
   }
 
-  private deliver(events: StreamEvent[]): void {
-    if (events.length === 0) return;
-    // Serialized and encoded once for every connection, and once per distinct filter.
-    const encoded = new EncodedFrames(events);
-    for (const c of this.connections) c.deliver(events, encoded);
+  /**
+   * Delivers the range (delivered, through], whose streamed events (in seq order) are `events`, and makes it the
+   * delivered seq. Encoded once for every connection (and once per distinct filter); kept in the recent window.
+   */
+  private deliver(events: StreamEvent[], through: number): void {
+    const encoded = events.length ? new EncodedBatch(events) : null;
+    this.window.append(encoded, this.delivered, through);
+    this.delivered = through;
+    if (!encoded) return;
+    for (const c of this.live) c.deliver(events, encoded);
   }
 
   /** Brings the feed up to the database's current seq (after a bus reconnect, a failed fill, or periodically). */
@@ -187,8 +248,9 @@ export class OrgFeed {
     }).catch(() => undefined);
   }
 
-  /** Leaves the org's bus channel (the hub closes the connections). */
+  /** Leaves the org's bus channel and lets the window go (the hub closes the connections). */
   close(): void {
     this.subscription.unsubscribe();
+    this.window.clear();
   }
 }

@@ -1,8 +1,9 @@
 // One SSE client: filters, seq dedupe, shared encoded writes, backpressure and the outgoing buffer limit.
 import type { ServerResponse } from 'node:http';
 import type { StreamEventType } from '../audit/audit-types.js';
-import { frameOf, type EncodedFrames, type FramedEvent } from './sse-format.js';
 import type { StreamEvent } from '../audit/audit-types.js';
+import type { EncodedBatch, FrameFilter, SelectedFrames } from './encoded-batch.js';
+import { frameOf } from './sse-format.js';
 
 export interface ConnectionFilter {
   types: Set<StreamEventType> | null;
@@ -29,8 +30,10 @@ export class SseConnection {
   private sentSeq = 0;
   /** Live events held while the connection replays from the database (queued until it is ready); null once live. */
   private pending: StreamEvent[] | null = null;
-  /** Names this connection's filter: connections with equal filters share their encoded frames. */
-  private readonly filterKey: string;
+  /** Names this connection's filter ('' for none): connections with equal filters share their encoded frames. */
+  readonly filterKey: string;
+  /** This connection's filter over an event's type and server; null when it has none. */
+  readonly frameFilter: FrameFilter | null;
   private waitingDrain = false;
   private drainTimer: NodeJS.Timeout | null = null;
   private drainWaiters: (() => void)[] = [];
@@ -48,16 +51,13 @@ export class SseConnection {
     res.on('close', () => this.finish('client'));
     res.on('error', () => this.finish('error'));
     res.on('drain', () => this.drained());
-    this.filterKey = filter.types || filter.serverId ? JSON.stringify([filter.types ? [...filter.types].sort() : null, filter.serverId]) : '';
-  }
-
-  /** Highest seq this client has been sent or has deliberately skipped. */
-  get lastSentSeq(): number {
-    return this.sentSeq;
+    const filtered = Boolean(filter.types || filter.serverId);
+    this.filterKey = filtered ? JSON.stringify([filter.types ? [...filter.types].sort() : null, filter.serverId]) : '';
+    this.frameFilter = filtered ? (type, serverId) => (!filter.types || filter.types.has(type)) && (!filter.serverId || serverId === filter.serverId) : null;
   }
 
   matches(e: StreamEvent): boolean {
-    return (!this.filter.types || this.filter.types.has(e.type)) && (!this.filter.serverId || e.serverId === this.filter.serverId);
+    return !this.frameFilter || this.frameFilter(e.type, e.serverId);
   }
 
   /** Continues after `seq`: nothing at or below it is sent (the start of a live stream, or a replay window's start). */
@@ -87,8 +87,17 @@ export class SseConnection {
     return n;
   }
 
+  /**
+   * Frames from the organization's recent window, already chosen for this filter, covering every seq up to `through`:
+   * written as they are (shared bytes) when the client resumes. Not counted as live deliveries.
+   */
+  sendFrames(frames: SelectedFrames, through: number): void {
+    this.skipTo(through);
+    if (frames.count > 0) this.write(frames.buffer);
+  }
+
   /** Live events from the org feed, in seq order; `encoded` holds their frames as bytes shared by every connection. */
-  deliver(events: StreamEvent[], encoded?: EncodedFrames): void {
+  deliver(events: StreamEvent[], encoded?: EncodedBatch): void {
     if (this.closed) return;
     if (this.pending) {
       for (const e of events) this.pending.push(e);
@@ -99,12 +108,12 @@ export class SseConnection {
   }
 
   /** Sends events above lastSentSeq that match the filters, as one write. */
-  private send(events: StreamEvent[], encoded?: EncodedFrames): void {
+  private send(events: StreamEvent[], encoded?: EncodedBatch): void {
     if (encoded && events.length > 0 && events[0].seq > this.sentSeq) {
       // The usual case, the whole run is new: write the bytes shared by every connection with this filter (all events
       // when there is none) instead of building and encoding a copy of its own.
       this.sentSeq = events[events.length - 1].seq;
-      const { buffer, count } = this.filterKey ? encoded.select(this.filterKey, (e) => this.matches(e)) : { buffer: encoded.buffer, count: events.length };
+      const { buffer, count } = this.frameFilter ? encoded.select(this.filterKey, this.frameFilter) : { buffer: encoded.buffer, count: events.length };
       if (count > 0) {
         this.write(buffer);
         this.onDelivered(count);
@@ -117,7 +126,7 @@ export class SseConnection {
       if (e.seq <= this.sentSeq) continue;
       this.sentSeq = e.seq;
       if (!this.matches(e)) continue;
-      chunk += (frameOf(e) as FramedEvent).frame;
+      chunk += frameOf(e).frame;
       n++;
     }
     if (n > 0) {

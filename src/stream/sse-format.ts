@@ -17,43 +17,16 @@ function sseJson(value: unknown): string {
   return json.replace(LINE_BREAKS_JSON_KEEPS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
+/** The SSE frame of an event: `id:` its seq, `event:` its type, `data:` its payload as one line of JSON. */
+export function frameText(e: StreamEvent): string {
+  return `id: ${e.seq}\nevent: ${e.type}\ndata: ${sseJson(e.payload)}\n\n`;
+}
+
+/** The event with its frame, built once and kept on the event (for events written one by one, as in a replay). */
 export function frameOf(e: StreamEvent): FramedEvent {
   const f = e as FramedEvent;
-  if (f.frame === undefined) f.frame = `id: ${e.seq}\nevent: ${e.type}\ndata: ${sseJson(e.payload)}\n\n`;
+  if (f.frame === undefined) f.frame = frameText(e);
   return f;
-}
-
-/** The frames a connection writes for a run of events, and how many events they hold. */
-export interface SelectedFrames {
-  buffer: Buffer;
-  count: number;
-}
-
-/**
- * The frames of a run of events as Buffers, encoded once however many connections write them: all of them, and the
- * selection of each distinct filter (connections with the same filter write the same bytes, never a copy of their own).
- */
-export class EncodedFrames {
-  private bytes: Buffer | null = null;
-  private selections = new Map<string, SelectedFrames>();
-
-  constructor(readonly events: readonly StreamEvent[]) {}
-
-  get buffer(): Buffer {
-    if (this.bytes === null) this.bytes = Buffer.from(this.events.map((e) => frameOf(e).frame).join(''));
-    return this.bytes;
-  }
-
-  /** The frames of the events `matches` lets through; `filterKey` names the filter, so the result is shared. */
-  select(filterKey: string, matches: (e: StreamEvent) => boolean): SelectedFrames {
-    let sel = this.selections.get(filterKey);
-    if (!sel) {
-      const chosen = this.events.filter(matches);
-      sel = { buffer: chosen.length ? Buffer.from(chosen.map((e) => frameOf(e).frame).join('')) : Buffer.alloc(0), count: chosen.length };
-      this.selections.set(filterKey, sel);
-    }
-    return sel;
-  }
 }
 
 export function comment(text: string): string {

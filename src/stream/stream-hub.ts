@@ -53,6 +53,12 @@ export function createStreamHub(deps: StreamHubDeps) {
     metrics.streamOrgs.set(feeds.size);
   }
 
+  /**
+   * Each organization's recent window may hold SSE_RECENT_WINDOW_BYTES, and all of them together
+   * SSE_RECENT_WINDOW_TOTAL_BYTES: with more organizations streaming than that allows, they share it equally.
+   */
+  const windowShare = () => Math.min(config.SSE_RECENT_WINDOW_BYTES, Math.floor(config.SSE_RECENT_WINDOW_TOTAL_BYTES / Math.max(1, feeds.size)));
+
   function feedFor(orgId: string): OrgFeed {
     let feed = feeds.get(orgId);
     if (!feed) {
@@ -66,10 +72,19 @@ export function createStreamHub(deps: StreamHubDeps) {
         // A replay page is written only once the client has taken the previous one: one no larger than the buffer limit
         // keeps what a client that stopped reading holds under SSE_BUFFER_LIMIT_BYTES, replay or live.
         pageMaxBytes: Math.min(config.READ_PAGE_MAX_BYTES, config.SSE_BUFFER_LIMIT_BYTES),
+        // Its window's share is set with the others' (each organization streaming here shrinks every share).
+        recentWindowBytes: 0,
       });
       feeds.set(orgId, feed);
+      shareWindows();
     }
     return feed;
+  }
+
+  /** Gives every feed's window its share (the others shrink at once when one more organization streams). */
+  function shareWindows() {
+    const share = windowShare();
+    for (const f of feeds.values()) f.setWindowLimit(share);
   }
 
   function releaseFeed(orgId: string) {
@@ -77,6 +92,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (feed && feed.size === 0) {
       feed.close();
       feeds.delete(orgId);
+      shareWindows();
     }
   }
 

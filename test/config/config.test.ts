@@ -12,6 +12,8 @@ describe('loadConfig', () => {
     expect(c.SSE_HEARTBEAT_MS).toBe(15_000);
     expect(c.SSE_REPLAY_LIMIT).toBe(10_000);
     expect(c.SSE_BUFFER_LIMIT_BYTES).toBe(1024 * 1024);
+    expect(c.SSE_RECENT_WINDOW_BYTES).toBe(8 * 1024 * 1024);
+    expect(c.SSE_RECENT_WINDOW_TOTAL_BYTES).toBe(256 * 1024 * 1024);
     expect(c.BODY_LIMIT_BYTES).toBe(5 * 1024 * 1024);
     expect(c.INGEST_MAX_ENTRIES).toBe(10_000);
     expect(c.COOKIE_SECURE).toBe(false);

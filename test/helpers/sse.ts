@@ -23,6 +23,8 @@ export interface SseClient {
   close(): void;
   /** Stops reading from the socket (the server's writes back up) without closing it. */
   pause(): void;
+  /** Reads again after `pause`. */
+  resume(): void;
   body?: string;
 }
 
@@ -53,9 +55,15 @@ export async function openSse(url: string, headers: Record<string, string> = {})
     pause: () => {
       paused = true;
     },
+    resume: () => {
+      paused = false;
+      unpause?.();
+      unpause = null;
+    },
   };
   let ended = false;
   let paused = false;
+  let unpause: (() => void) | null = null;
   const waiters = new Set<() => void>();
   const notify = () => {
     for (const w of [...waiters]) w();
@@ -71,7 +79,8 @@ export async function openSse(url: string, headers: Record<string, string> = {})
   client.ended = (async () => {
     try {
       for (;;) {
-        if (paused) return new Promise<void>(() => undefined); // never read again: TCP buffers fill, the server sees backpressure
+        // While paused nothing is read: TCP buffers fill, the server sees backpressure.
+        while (paused) await new Promise<void>((r) => (unpause = r));
         const { value, done } = await reader.read();
         if (done) break;
         for (const frame of parse(decoder.decode(value, { stream: true }))) {

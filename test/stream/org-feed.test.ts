@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, lockOrgSeq } from '../../src/audit/audit-repo.js';
@@ -16,7 +17,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
 import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
-import { createMetrics } from '../../src/metrics/metrics.js';
+import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
@@ -69,21 +70,44 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     return (await db.transaction(async (tx) => appendEvents(tx, orgId, await lockOrgSeq(tx, orgId), events)))!;
   }
 
-  async function feedOf(orgId: string, replayLimit = 10_000): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+  async function feedOf(orgId: string, replayLimit = 10_000, opts: { db?: Db; recentWindowBytes?: number; metrics?: Metrics } = {}): Promise<OrgFeed> {
+    const feed = new OrgFeed(orgId, { db: opts.db ?? db, bus, logger, metrics: opts.metrics ?? createMetrics(), replayLimit, recentWindowBytes: opts.recentWindowBytes ?? 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;
   }
 
-  /** A client whose stream is attached to `feed`, resuming after `lastEventId` when given. */
-  async function attach(feed: OrgFeed, lastEventId: number | null): Promise<{ client: SseClient; conn: SseConnection }> {
-    const res = server.nextResponse();
+  /** The server side of a new client's stream (not attached yet), with a generous buffer limit. */
+  async function connect(feed: OrgFeed): Promise<{ client: SseClient; conn: SseConnection; res: ServerResponse }> {
+    const response = server.nextResponse();
     const client = await openSse(server.url);
-    const conn = new SseConnection(await res, { orgId: feed.orgId, keyId: null, userId: null, loginSessionId: null }, { types: null, serverId: null }, { bufferLimitBytes: 1 << 20, drainTimeoutMs: 30_000 }, (c) => feed.detach(c), () => undefined);
-    await feed.attach(conn, lastEventId);
-    return { client, conn };
+    const res = await response;
+    const conn = new SseConnection(res, { orgId: feed.orgId, keyId: null, userId: null, loginSessionId: null }, { types: null, serverId: null }, { bufferLimitBytes: 64 << 20, drainTimeoutMs: 30_000 }, (c) => feed.detach(c), () => undefined);
+    return { client, conn, res };
   }
+
+  /** A client whose stream is attached to `feed`, resuming after `lastEventId` when given. */
+  async function attach(feed: OrgFeed, lastEventId: number | null): Promise<{ client: SseClient; conn: SseConnection; res: ServerResponse }> {
+    const c = await connect(feed);
+    await feed.attach(c.conn, lastEventId);
+    return c;
+  }
+
+  /** The database with its queries counted and, while `failing` is set, every read of a seq range refused. */
+  function watched(): { db: Db; queries: () => number; failing: { on: boolean } } {
+    let queries = 0;
+    const failing = { on: false };
+    const wrapped: Db = Object.assign(Object.create(db) as Db, {
+      query: async (sql: string, params?: unknown[]) => {
+        queries++;
+        if (failing.on && /ORDER BY seq LIMIT/.test(sql)) throw Object.assign(new Error('connection refused (test)'), { code: 'ECONNREFUSED' });
+        return db.query(sql, params);
+      },
+    });
+    return { db: wrapped, queries: () => queries, failing };
+  }
+
+  const resumesFrom = async (metrics: Metrics, from: 'memory' | 'database') => (await metrics.resumes.get()).values.find((v) => v.labels.from === from)?.value ?? 0;
 
   const upTo = (k: number) => Array.from({ length: k }, (_, i) => i + 1);
 
@@ -155,7 +179,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);
@@ -163,6 +187,84 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     expect(seqs(client)).toEqual([...upTo(1000), ...upTo(2500).slice(2000)]);
     expect(client.comments.filter((c) => c.startsWith('reset:'))).toEqual(['reset: events 1001..2000 are no longer kept (retention). Continuing from 2001']);
     client.close();
+  });
+
+  it('serves a resume the recent window covers without a database query, then live', async () => {
+    const orgId = await newOrg();
+    const w = watched();
+    const metrics = createMetrics();
+    const feed = await feedOf(orgId, 10_000, { db: w.db, recentWindowBytes: 1 << 20, metrics });
+    const live = await attach(feed, null);
+    for (let i = 0; i < 4; i++) await bus.publish(await store(orgId, 25));
+    await live.client.waitForCount(100);
+    const queriesBefore = w.queries();
+    const resumed = await attach(feed, 37);
+    await resumed.client.waitForCount(63);
+    expect(seqs(resumed.client)).toEqual(upTo(100).slice(37));
+    expect(w.queries()).toBe(queriesBefore);
+    expect(await resumesFrom(metrics, 'memory')).toBe(1);
+    expect(await resumesFrom(metrics, 'database')).toBe(0);
+    await bus.publish(await store(orgId, 2));
+    await resumed.client.waitForCount(65);
+    expect(seqs(resumed.client)).toEqual(upTo(102).slice(37));
+    live.client.close();
+    resumed.client.close();
+  });
+
+  it('never serves past a gap it could not fill: a resume gets what follows the gap only after the gap', async () => {
+    const orgId = await newOrg();
+    const w = watched();
+    const metrics = createMetrics();
+    const feed = await feedOf(orgId, 10_000, { db: w.db, recentWindowBytes: 1 << 20, metrics });
+    const live = await attach(feed, null);
+    await bus.publish(await store(orgId, 3));
+    await live.client.waitForCount(3);
+    // 4..5 committed, their publish lost; the database refuses reads when 6..7 arrive, so the gap stays open.
+    await store(orgId, 2);
+    w.failing.on = true;
+    await bus.publish(await store(orgId, 2));
+    await expect.poll(async () => (await metrics.gapFills.get()).values[0]?.value ?? 0).toBe(1);
+    await feed.catchUp(); // queued behind the failed fill: the feed has taken the batch in by now
+    const resumed = await attach(feed, 1);
+    await resumed.client.waitForCount(2);
+    expect(await resumesFrom(metrics, 'memory')).toBe(1);
+    w.failing.on = false;
+    await feed.catchUp(true);
+    await resumed.client.waitForCount(6);
+    await live.client.waitForCount(7);
+    expect(seqs(resumed.client)).toEqual([2, 3, 4, 5, 6, 7]);
+    expect(seqs(live.client)).toEqual(upTo(7));
+    live.client.close();
+    resumed.client.close();
+  });
+
+  it('goes on from the database, exactly, when the window drops what a slow resume has not taken yet', async () => {
+    const orgId = await newOrg();
+    const metrics = createMetrics();
+    const feed = await feedOf(orgId, 10_000, { recentWindowBytes: 16 * 1024, metrics });
+    const live = await attach(feed, null);
+    for (let i = 0; i < 3; i++) await bus.publish(await store(orgId, 20));
+    await live.client.waitForCount(60);
+    // A client that has stopped reading, its socket already full: its resume sends one batch, then waits for it to drain.
+    const slow = await connect(feed);
+    slow.client.pause();
+    const filler = Buffer.from(`: ${'f'.repeat(1 << 16)}\n\n`);
+    while (slow.res.writableLength < 1 << 20) {
+      slow.res.write(filler);
+      await new Promise((r) => setImmediate(r));
+    }
+    const attaching = feed.attach(slow.conn, 0);
+    // Meanwhile more than the window's bytes are delivered: the batches the slow resume still needs are dropped.
+    for (let i = 0; i < 8; i++) await bus.publish(await store(orgId, 20));
+    await live.client.waitForCount(220);
+    slow.client.resume();
+    await attaching;
+    await slow.client.waitForCount(220, 30_000);
+    expect(seqs(slow.client)).toEqual(upTo(220));
+    expect(await resumesFrom(metrics, 'memory')).toBe(1);
+    expect(await resumesFrom(metrics, 'database')).toBe(1);
+    live.client.close();
+    slow.client.close();
   });
 
   it('counts its connections: detach reports when the last one has gone', async () => {
