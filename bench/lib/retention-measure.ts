@@ -40,7 +40,7 @@ export async function measureRetentionPass(databaseUrl: string, orgId: string, b
     const db: Db = {
       ...inner,
       query: (sql, params) => timed(sql, () => inner.query(sql, params)),
-      transaction: (fn, opts) => timed('(transaction)', () => inner.transaction((tx: Queryable) => fn(tx), opts)),
+      transaction: (fn, opts) => timed('(transaction)', () => inner.transaction((tx) => fn(tx), opts)),
     };
     const count = async () => (await inner.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1', [orgId])).rows[0].n;
     const eventsBefore = await count();

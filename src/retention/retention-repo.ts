@@ -1,7 +1,8 @@
 // SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session,
 // server and shared metadata rows left without events.
 import type { Queryable, Db } from '../db/db.js';
-import { lockOrgSeq, orgHashMatches } from '../audit/audit-repo.js';
+import { orgHashMatches } from '../audit/audit-repo.js';
+import { lockOrgSeq } from '../audit/event-log/log-sql.js';
 export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
 
 /** Sessions (and servers) checked per transaction under the org's seq lock. */
