@@ -6,8 +6,9 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, lockOrgSeq } from '../../src/audit/audit-repo.js';
 import type { NewAuditEvent, PublishedBatch } from '../../src/audit/audit-types.js';
+import { appendInTransaction } from '../../src/audit/event-log/append.js';
+import { copySink } from '../../src/audit/event-log/copy-sink.js';
 import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus } from '../../src/bus/redis-bus.js';
@@ -65,7 +66,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const events: NewAuditEvent[] = Array.from({ length: count }, () => ({
       type: 'tool_call', source: 'raw', occurredAt: new Date(), serverId: 'srv', sessionId: null, toolName: 't', action: 'allow', latencyMs: 1, metadata: {}, dedupeKey: `raw:id:feed-${n++}`,
     }));
-    return (await db.transaction(async (tx) => appendEvents(tx, orgId, await lockOrgSeq(tx, orgId), events)))!;
+    return (await db.transaction(async (tx) => appendInTransaction(tx, orgId, { events }, copySink))).batch!;
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000): Promise<OrgFeed> {

@@ -11,7 +11,7 @@ import { isIdentityKey, type NewAuditEvent, type PublishedBatch, type StreamEven
 import { IdempotencyKeyReusedError, priorOutcomes, saveOutcomes, type IdempotencyClaim, type IngestOutcome, type StoredOutcome } from '../ingest-requests-repo.js';
 import { recordOf, streamPayloadOf, type CanonicalRecord } from './canonical-record.js';
 import { ownMetadata, sharedContextOf, type SharedContext } from './contexts.js';
-import { readStoredState, recordBookkeeping, type ContextUse } from './log-sql.js';
+import { lockOrgSeq, readStoredState, recordBookkeeping, type ContextUse } from './log-sql.js';
 import type { EventRow, RowSink } from './row-sink.js';
 
 const MAX_KEY_LENGTH = 200;
@@ -230,4 +230,15 @@ export async function appendLocked(
   }
   await saveOutcomes(tx, orgId, toSave);
   return { outcomes, batch: rows.length ? { orgId, firstSeq: lastSeq + 1, lastSeq: seq, events: streamed } : null };
+}
+
+/**
+ * Appends one request in `tx`, taking the org's seq lock there, without the batcher and without publishing: for a
+ * caller that owns the transaction (the published stream then learns of it by gap filling).
+ */
+export async function appendInTransaction(tx: Transaction, orgId: string, request: AppendRequest, sink: RowSink): Promise<Appended> {
+  const out = await appendLocked(tx, orgId, await lockOrgSeq(tx, orgId), [prepareRequest(request)], sink, new Date());
+  const o = out.outcomes[0];
+  if (!o.ok) throw o.error;
+  return o.value;
 }
