@@ -27,8 +27,12 @@ function storedPayloadOf(row: StreamRow): StreamPayload | null {
   return { type: 'tool_call', serverId: row.server_id, sessionId: row.session_id, toolName: row.tool_name, action: row.action, latencyMs: row.latency_ms, timestamp };
 }
 
-/** Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped but counted in the range. */
-export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
+/**
+ * Stored seq range (afterSeq, upToSeq] as stream events, oldest first; non-streamed rows are skipped. `firstSeq` and
+ * `lastSeq`: the lowest and highest seq the read saw (null when none): only those are known, a short page says nothing
+ * of the seqs after it (a replica may not have them yet).
+ */
+export async function readStreamRange(db: Queryable, orgId: string, afterSeq: number, upToSeq: number, limit: number): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number | null }> {
   const r = await db.query<StreamRow>(
     `SELECT seq, type, occurred_at, server_id, session_id, tool_name, action, latency_ms, CASE WHEN type <> 'tool_call' THEN payload END AS payload
      FROM audit_events WHERE org_id = $1 AND seq > $2 AND seq <= $3 ORDER BY seq LIMIT $4`,
@@ -40,9 +44,13 @@ export async function readStreamRange(db: Queryable, orgId: string, afterSeq: nu
     const payload = storedPayloadOf(row);
     if (payload) events.push({ seq: Number(row.seq), type: row.type, serverId: row.server_id, payload });
   }
-  const lastSeq = r.rows.length === limit ? Number(r.rows[r.rows.length - 1].seq) : upToSeq;
-  // The first stored seq of the range (null when none is): rows missing before it were removed by retention.
-  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq };
+  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq: r.rows.length ? Number(r.rows[r.rows.length - 1].seq) : null };
+}
+
+/** Every seq of the org up to this one was removed by retention (audit_retention_marks, migration 012); 0: none. */
+export async function removedThroughSeq(db: Queryable, orgId: string): Promise<number> {
+  const r = await db.query<{ seq: number }>('SELECT removed_through_seq AS seq FROM audit_retention_marks WHERE org_id = $1', [orgId]);
+  return r.rows.length ? Number(r.rows[0].seq) : 0;
 }
 
 /**

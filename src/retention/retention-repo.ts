@@ -54,6 +54,18 @@ export async function firstKeptSeqIn(db: Queryable, orgId: string, lo: number, s
 }
 
 /**
+ * Records that retention removes every seq of the org up to `throughSeq` (audit_retention_marks, migration 012), before
+ * it deletes them: readers announce a missing seq as removed only up to this mark.
+ */
+export async function raiseRetentionMark(db: Queryable, orgId: string, throughSeq: number): Promise<void> {
+  await db.query(
+    `INSERT INTO audit_retention_marks AS m (org_id, removed_through_seq) VALUES ($1, $2)
+     ON CONFLICT (org_id) DO UPDATE SET removed_through_seq = greatest(m.removed_through_seq, excluded.removed_through_seq)`,
+    [orgId, throughSeq],
+  );
+}
+
+/**
  * Deletes the org's events with seq in [lo, hi) — only while `leaseSql` holds — and returns how many, and the sessions
  * and servers they named (candidates for removal once no event names them).
  */

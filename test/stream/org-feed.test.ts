@@ -17,6 +17,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
+import { raiseRetentionMark } from '../../src/retention/retention-repo.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
@@ -151,7 +152,10 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     let pageReads = 0;
     const racing: Db = Object.assign(Object.create(db) as Db, {
       query: async (sql: string, params?: unknown[]) => {
-        if (/ORDER BY seq LIMIT/.test(sql) && ++pageReads === 2) await db.query('DELETE FROM audit_events WHERE org_id = $1 AND seq <= 2000', [orgId]);
+        if (/ORDER BY seq LIMIT/.test(sql) && ++pageReads === 2) {
+          await raiseRetentionMark(db, orgId, 2000);
+          await db.query('DELETE FROM audit_events WHERE org_id = $1 AND seq <= 2000', [orgId]);
+        }
         return db.query(sql, params);
       },
     });
