@@ -14,11 +14,12 @@ import { copySink } from './copy-sink.js';
 import { insertSink } from './insert-sink.js';
 import { lockOrgSeq } from './log-sql.js';
 import type { RowSink, RowSinkName } from './row-sink.js';
+import type { CanonicalRecord } from './canonical-record.js';
 
 export type { Appended } from './append.js';
 
-/** Called after each commit with what was stored; metrics and the anomaly detector listen here. */
-export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null) => void;
+/** Called after each commit with what was stored (events, their stream batch, their records); metrics and the anomaly detector listen here. */
+export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null, records: CanonicalRecord[]) => void;
 
 export interface AppendOptions {
   /** The request's Idempotency-Key claim: a key seen before stores nothing and answers its first counts. */
@@ -69,12 +70,14 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     followerError: () => new Unavailable(),
   });
 
-  function committed(orgId: string, stored: NewAuditEvent[], batch: PublishedBatch | null): void {
+  function committed(orgId: string, appended: readonly Appended[], batch: PublishedBatch | null): void {
+    const stored = appended.length === 1 ? appended[0].stored : appended.flatMap((a) => a.stored);
+    const records = appended.length === 1 ? appended[0].records : appended.flatMap((a) => a.records);
     // Not awaited: the answer never waits on the bus. Postgres is the record: receivers fill a lost publish's gap.
     if (batch) void deps.bus.publish(batch).catch((err: Error) => deps.logger.warn({ err: { message: err.message }, orgId }, 'publish failed; receivers will fill the gap from the database'));
     for (const l of listeners) {
       try {
-        l(orgId, stored, batch);
+        l(orgId, stored, batch, records);
       } catch (err) {
         deps.logger.error({ err }, 'after-commit listener failed');
       }
@@ -99,7 +102,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       return outcomes;
     }
     deps.onTransaction?.(requests.length);
-    committed(orgId, out.outcomes.flatMap((o) => (o.ok ? o.value.stored : [])), out.batch);
+    committed(orgId, out.outcomes.flatMap((o) => (o.ok ? [o.value] : [])), out.batch);
     return out.outcomes;
   }
 
@@ -126,7 +129,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
         if (!o.ok) throw o.error;
         return { result, appended: o.value, batch: r.batch };
       }), !options.internal);
-    committed(orgId, out.appended.stored, out.batch);
+    committed(orgId, [out.appended], out.batch);
     return { result: out.result, appended: out.appended };
   }
 
