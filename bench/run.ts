@@ -13,11 +13,12 @@ import { runConnections } from './scenarios/connections.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runHistory } from './scenarios/history.js';
-import { runIngest } from './scenarios/ingest.js';
+import { runIngest, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
 
 const SCENARIOS = {
   ingest: runIngest,
+  ingestPlain: runIngestPlain,
   otlp: runOtlp,
   fanout: runFanout,
   crossInstance: runCrossInstance,
