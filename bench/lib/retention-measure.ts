@@ -2,7 +2,7 @@
 // timed. Each DELETE of a seq range is its own statement (row locks only); each orphan check is a transaction that holds
 // the organization's seq lock (which its ingest waits for). Shared by the history scenario and bench/history/retention-pass.ts.
 import { pino } from 'pino';
-import type { Db, Queryable } from '../../src/db/db.js';
+import type { Db } from '../../src/db/db.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { createRetentionJob } from '../../src/retention/retention-job.js';
 
