@@ -73,8 +73,13 @@ export interface Appended {
   batch: PublishedBatch | null;
 }
 
+/** Times both sinks store alike and ISO 8601 writes in four-digit years: 0001-01-01 to 9999-12-31. */
+const FIRST_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const LAST_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 function checkStorable(e: NewAuditEvent): void {
-  if (!Number.isFinite(e.occurredAt.getTime())) throw new InvalidInput('an event has an invalid time');
+  const t = e.occurredAt.getTime();
+  if (!(t >= FIRST_MS && t <= LAST_MS)) throw new InvalidInput('an event time must be a valid date between the years 1 and 9999');
   const l = e.latencyMs;
   if (l != null && !(Number.isInteger(l) && Math.abs(l) <= INT4_MAX)) throw new InvalidInput('latencyMs must be a whole number of milliseconds within 32 bits');
 }

@@ -3,8 +3,7 @@
 import canonicalize from 'canonicalize';
 import type { AuditEventRow } from '../../contract/api-rows.js';
 import type { StreamPayload } from '../../contract/stream-payloads.js';
-import { InvalidInput } from '../../shared/domain-errors.js';
-import type { NewAuditEvent, StreamEventType } from '../audit-types.js';
+import type { NewAuditEvent } from '../audit-types.js';
 
 /**
  * The canonical record: seq, type, source, occurredAt, receivedAt (ISO 8601, ms), serverId, sessionId, toolName,
@@ -12,12 +11,8 @@ import type { NewAuditEvent, StreamEventType } from '../audit-types.js';
  */
 export type CanonicalRecord = AuditEventRow;
 
-const INT4_MAX = 2 ** 31 - 1;
-
-/** The record of `e` (already storable) as stored with `seq` at `receivedAt` (ISO 8601). */
+/** The record of `e` (already storable and checked, see prepareRequest) as stored with `seq` at `receivedAt` (ISO 8601). */
 export function recordOf(e: NewAuditEvent, seq: number, receivedAt: string): CanonicalRecord {
-  const latencyMs = e.latencyMs ?? null;
-  if (latencyMs !== null && !(Number.isInteger(latencyMs) && Math.abs(latencyMs) <= INT4_MAX)) throw new InvalidInput('latencyMs must be a whole number of milliseconds within 32 bits');
   return {
     seq,
     type: e.type,
@@ -28,7 +23,7 @@ export function recordOf(e: NewAuditEvent, seq: number, receivedAt: string): Can
     sessionId: e.sessionId ?? null,
     toolName: e.toolName ?? null,
     action: e.action ?? null,
-    latencyMs,
+    latencyMs: e.latencyMs ?? null,
     metadata: e.metadata ?? {},
   };
 }
@@ -71,5 +66,3 @@ export function streamPayloadOf(r: CanonicalRecord): StreamPayload | null {
       return null;
   }
 }
-
-export const isStreamed = (type: string): type is StreamEventType => type === 'tool_call' || type === 'anomaly' || type === 'session_update';
