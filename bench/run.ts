@@ -15,10 +15,12 @@ import { runFanout } from './scenarios/fanout.js';
 import { runHistory } from './scenarios/history.js';
 import { runIngest, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
+import { runSinks } from './scenarios/sinks.js';
 
 const SCENARIOS = {
   ingest: runIngest,
   ingestPlain: runIngestPlain,
+  sinks: runSinks,
   otlp: runOtlp,
   fanout: runFanout,
   crossInstance: runCrossInstance,
