@@ -14,11 +14,14 @@ import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runFanoutResume } from './scenarios/fanout-resume.js';
 import { runHistory } from './scenarios/history.js';
-import { runIngest } from './scenarios/ingest.js';
+import { runIngest, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
+import { runSinks } from './scenarios/sinks.js';
 
 const SCENARIOS = {
   ingest: runIngest,
+  ingestPlain: runIngestPlain,
+  sinks: runSinks,
   otlp: runOtlp,
   fanout: runFanout,
   fanoutResume: runFanoutResume,

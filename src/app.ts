@@ -31,7 +31,8 @@ import { registerAdminRoutes } from './auth/admin-routes.js';
 import { createPasswordHasher } from './auth/password-hasher.js';
 import { registerApiKeyRoutes } from './auth/api-key-routes.js';
 import { seedDemo, type DemoCredentials } from './auth/seed.js';
-import { createEventRecorder, type EventRecorder } from './audit/record-events.js';
+import { createEventLog, type EventLog } from './audit/event-log/event-log.js';
+import { rowSinkFor } from './audit/event-log/row-sink.js';
 import { registerAuditRoutes } from './audit/audit-routes.js';
 import { registerAuditStatsRoutes } from './audit/audit-stats-routes.js';
 import { registerAuditExportRoutes } from './audit/audit-export-routes.js';
@@ -77,7 +78,8 @@ export interface AppContext {
   reads: OrgReadSlots;
   /** Removes expired events on a timer; one instance at a time runs a pass. */
   retention: RetentionJob;
-  recorder: EventRecorder;
+  /** The event log: every append of every writer. */
+  eventLog: EventLog;
   logger: Logger;
   /**
    * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
@@ -138,13 +140,19 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus);
   const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
-  const recorder = createEventRecorder({ db, bus, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX, maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
+  const eventLog = createEventLog({
+    db,
+    bus,
+    logger,
+    sink: rowSinkFor(config.EVENT_LOG_SINK, db.kind),
+    maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
+    maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
     onTransaction: (requests) => {
       metrics.writeTransactions.inc();
       if (requests > 1) metrics.groupedWrites.inc(requests);
     },
   });
-  recorder.onCommitted((_orgId, stored, batch) => {
+  eventLog.onCommitted((_orgId, stored, batch) => {
     const counts = new Map<string, number>();
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
     for (const [k, n] of counts) {
@@ -170,7 +178,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const onPageCut = () => metrics.pagesCutByBytes.inc();
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics, reads });
-  const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
+  const anomaly = createAnomalyFeature({ config, db, auth, eventLog, logger, metrics });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerErrorHandling(app);
@@ -230,14 +238,14 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
     }),
     auth,
-    recorder,
+    eventLog,
     metrics,
     bodyLimit: config.BODY_LIMIT_BYTES,
     maxEntries: config.INGEST_MAX_ENTRIES,
     eventCost: { maxEventBytes: config.INGEST_MAX_EVENT_BYTES },
   });
   registerStreamRoutes(app, { auth, hub });
-  registerSessionRoutes(app, { db, auth, recorder });
+  registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
   registerOpenApiRoute(app);
   await registerDashboardRoutes(app);
@@ -256,5 +264,5 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
-  return { app, config, db, bus, metrics, hub, reads, recorder, logger, retention, seedDemo: seed };
+  return { app, config, db, bus, metrics, hub, reads, eventLog, logger, retention, seedDemo: seed };
 }

@@ -64,6 +64,11 @@ export const configSchema = z.object({
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),
+  /**
+   * How the event log writes its rows: `copy` (binary COPY), `insert` (jsonb_to_recordset statements), or `auto`, the
+   * faster of the two on the backend in use (docs/performance.md).
+   */
+  EVENT_LOG_SINK: z.enum(['auto', 'copy', 'insert']).default('auto'),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /**
    * Most bytes one page of stored events holds (listing, export, stream replay and gap filling): a page ends early,

@@ -102,7 +102,7 @@ export function resultsMarkdown(r: BenchResults): string {
     out.push(
       '### Ingest',
       '',
-      `${i.senders} sender processes each post CloudWatch spec bodies of ${i.batchSize} Lambda log lines (START/END/REPORT platform lines around ` +
+      `${i.senders} sender processes each post awslogs deliveries (a CloudWatch Logs subscription payload of ${i.batchSize} Lambda log lines with CloudWatch event ids, gzip + base64, each body sent once; START/END/REPORT platform lines around ` +
         'tool-call lines in four shapes: Node.js prefix + Powertools JSON, Lambda JSON log format, Node.js prefix + logfmt, Python prefix + logfmt; ' +
         `UUID request ids, X-Ray trace ids, agent sessions of 20-60 calls) back to back, one request in flight each, for ${i.seconds.toFixed(1)} s. ` +
         `${int(i.requests)} requests (${i.failedRequests} failed), ${int(i.eventsStored)} events stored (counted in the database): ${int(i.eventsPerSecond)} events/s. ` +
@@ -111,11 +111,12 @@ export function resultsMarkdown(r: BenchResults): string {
         (i.cores ? `, the sender processes ${i.cpuMsPer1000Events.senders.toFixed(0)} ms. Cores during the run (of ${i.cores.total.toFixed(1)}): service ${i.cores.service.toFixed(2)}, ` +
           `Postgres backends ${i.cores.postgres.toFixed(2)}, senders ${i.cores.senders.toFixed(2)}, the rest of the machine ${i.cores.otherBusy.toFixed(2)}, idle ${i.cores.idle.toFixed(2)}.` : '.'),
       '',
-      `Baseline: the same ${int(i.copy.rows)} stored rows, exported and written again with \`psql \\copy ... FROM\` (a true COPY) into the same table for another ` +
-        `organization in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}.`,
+      `Baseline: the same ${int(i.copy.rows)} stored rows, exported and written again with \`psql \\copy ... FROM\` (a true COPY) into ` +
+        `${i.copy.into === 'clone' ? 'an empty clone of the table with the same indexes' : 'the same table for another organization'} in ${i.copy.seconds.toFixed(1)} s: ${int(i.copy.rowsPerSecond)} rows/s. Ratio ${ratio(i.ratioToCopy)}. ` +
+        `All of Postgres's CPU (the database's backends and the cluster's background processes, after a CHECKPOINT on each side): ${i.cpuMsPer1000Events.postgres.toFixed(1)} ms per 1,000 events against COPY's ${i.copy.postgresCpuMsPer1000Rows.toFixed(1)} ms per 1,000 rows (${ratio(i.postgresCpuToCopy)}).`,
       '',
       `Figures of the median of ${i.trials.length} trials (by ratio; each trial a fresh database and service process): ` +
-        i.trials.map((t) => `${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}${t.cpuMsPer1000Events ? ` (CPU per 1,000 events: service ${t.cpuMsPer1000Events.service.toFixed(0)} ms, Postgres ${t.cpuMsPer1000Events.postgres.toFixed(0)} ms${t.cpuMsPer1000Events.senders !== undefined ? `, senders ${t.cpuMsPer1000Events.senders.toFixed(0)} ms` : ''})` : ''}`).join('; ') +
+        i.trials.map((t) => `${t.sink ? `${t.sink} sink: ` : ''}${int(t.eventsPerSecond)} events/s vs COPY ${int(t.copyRowsPerSecond)} rows/s = ${ratio(t.ratioToCopy)}${t.cpuMsPer1000Events ? ` (CPU per 1,000 events: service ${t.cpuMsPer1000Events.service.toFixed(0)} ms, Postgres ${t.cpuMsPer1000Events.postgres.toFixed(0)} ms${t.copyPostgresCpuMsPer1000Rows ? ` against COPY's ${t.copyPostgresCpuMsPer1000Rows.toFixed(0)}` : ''}${t.cpuMsPer1000Events.senders !== undefined ? `, senders ${t.cpuMsPer1000Events.senders.toFixed(0)} ms` : ''})` : ''}`).join('; ') +
         '.',
       '',
     );

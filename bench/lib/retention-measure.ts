@@ -2,7 +2,7 @@
 // timed. Each DELETE of a seq range is its own statement (row locks only); each orphan check is a transaction that holds
 // the organization's seq lock (which its ingest waits for). Shared by the history scenario and bench/history/retention-pass.ts.
 import { pino } from 'pino';
-import type { Db, Queryable } from '../../src/db/db.js';
+import type { Db } from '../../src/db/db.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { createRetentionJob } from '../../src/retention/retention-job.js';
 
@@ -40,7 +40,7 @@ export async function measureRetentionPass(databaseUrl: string, orgId: string, b
     const db: Db = {
       ...inner,
       query: (sql, params) => timed(sql, () => inner.query(sql, params)),
-      transaction: (fn, opts) => timed('(transaction)', () => inner.transaction((tx: Queryable) => fn(tx), opts)),
+      transaction: (fn, opts) => timed('(transaction)', () => inner.transaction((tx) => fn(tx), opts)),
     };
     const count = async () => (await inner.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1', [orgId])).rows[0].n;
     const eventsBefore = await count();

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticate.js';
-import type { EventRecorder } from '../audit/record-events.js';
+import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -18,7 +18,7 @@ export interface AnomalyDeps {
   config: Config;
   db: Db;
   auth: Authenticator;
-  recorder: EventRecorder;
+  eventLog: EventLog;
   logger: Logger;
   metrics: Metrics;
   /** The detector's clock (ms since epoch); Date.now unless a test drives time. */
@@ -39,14 +39,14 @@ export function createAnomalyFeature(deps: AnomalyDeps) {
     counter,
     settingsOf: (orgId) => readSettings(deps.db, orgId, defaults),
     emit: async (alert) => {
-      await emitAnomaly(deps.recorder, alert);
+      await emitAnomaly(deps.eventLog, alert);
       deps.metrics.anomalies.inc({ anomaly_type: 'rate_spike' });
       logger.info({ orgId: alert.orgId, serverId: alert.serverId, toolName: alert.toolName, currentRate: alert.evaluation.currentRate, threshold: alert.evaluation.threshold }, 'rate spike');
     },
     logger,
     now: deps.now ?? Date.now,
   });
-  deps.recorder.onCommitted((orgId, stored) => monitor.observe(orgId, stored));
+  deps.eventLog.onCommitted((orgId, stored) => monitor.observe(orgId, stored));
 
   return {
     register(app: FastifyInstance) {

@@ -1,175 +1,12 @@
-// SQL for the audit event log: gapless per-org seq assignment, dedupe, reads for replay and listing.
-import { createHash } from 'node:crypto';
+// SQL reads of the audit event log: ranges for replay, listing, the current and oldest seq (appends: event-log/).
 import type { Queryable } from '../db/db.js';
 import type { AuditEventRow } from '../contract/api-rows.js';
 import type { StreamPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
-import type { AuditEventType, AuditSource, NewAuditEvent, PublishedBatch, StreamEvent, StreamEventType } from './audit-types.js';
-import type { SessionStatus, SessionUpsert } from '../sessions/session-rules.js';
-import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../sessions/sessions-repo.js';
+import type { AuditEventType, AuditSource, StreamEvent, StreamEventType } from './audit-types.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { NotFound } from '../shared/domain-errors.js';
-import { eventRow, rowJson, rowSlices, toolCallPayload, type EventRow } from './append-rows.js';
 import { seqBoundsOfTimes } from './event-hours.js';
 import { readBytePage, streamedEventBytesSql } from './byte-pages.js';
-import { WriteContexts } from './shared-metadata.js';
-
-const MAX_KEY_LENGTH = 200;
-
-/**
- * Dedupe keys travel to Postgres as given when short, else as a digest, so statements stay small. Postgres stores
- * the first 16 bytes of their SHA-256 (audit_dedupe_digest, migration 006).
- */
-export function storedDedupeKey(key: string): string {
-  return key.length <= MAX_KEY_LENGTH ? key : `sha256:${createHash('sha256').update(key).digest('base64url')}`;
-}
-
-/** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
-export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> {
-  const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
-  if (r.rows.length === 0) throw new NotFound('organization not found');
-  return Number(r.rows[0].event_seq);
-}
-
-/**
- * In one round trip (the org's seq lock is held, so every statement counts): of the given stored dedupe keys, those
- * already present in the org; and the status of the given sessions (absent ids are unseen sessions). One probe of the
- * (org_id, dedupe_key) index per key (the LATERAL ... LIMIT 1 cannot be flattened): with `dedupe_key = ANY(...)` and
- * stale statistics (an org that grew since the last ANALYZE) the planner scanned every row of the org.
- */
-export async function existingKeysAndSessions(
-  tx: Queryable,
-  orgId: string,
-  keys: string[],
-  sessionIds: string[],
-): Promise<{ existing: Set<string>; statuses: Map<string, SessionStatus> }> {
-  const existing = new Set<string>();
-  const statuses = new Map<string, SessionStatus>();
-  if (keys.length === 0 && sessionIds.length === 0) return { existing, statuses };
-  const r = await tx.query<{ kind: 'k' | 's'; id: string; status: SessionStatus | null }>(
-    `SELECT 'k' AS kind, k.key AS id, NULL::text AS status FROM unnest($2::text[]) AS k(key)
-     CROSS JOIN LATERAL (SELECT 1 FROM audit_events e WHERE e.org_id = $1 AND e.dedupe_key = audit_dedupe_digest(k.key) LIMIT 1) AS hit
-     UNION ALL
-     ${sessionStatusesSql('$1', '$3')}`,
-    [orgId, keys, sessionIds],
-  );
-  for (const row of r.rows) {
-    if (row.kind === 'k') existing.add(row.id);
-    else statuses.set(row.id, row.status as SessionStatus);
-  }
-  return { existing, statuses };
-}
-
-/**
- * Inserts one slice of rows (a JSON array, $2) of an org's batch. The array is read as jsonb: Postgres parses it once,
- * and each row's metadata is taken from it as jsonb (read as json, the metadata's text was parsed a second time into
- * jsonb; about a sixth less backend time per row). The payload travels as a JSON string, so the json column keeps
- * exactly the text the service wrote (jsonb would reorder its keys). With `contexts` (the parameter holding the
- * write's shared metadata, see contextCtes) each row's `ctx` (a position in that list) becomes its context_id, by one
- * join however many contexts the write has (rows still go in in seq order).
- */
-function insertRowsSql(contexts: string | null): string {
-  return `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key${contexts ? ', context_id' : ''})
-       SELECT $1, r.seq, r.occurred_at, r.source, r.type, r.server_id, r.session_id, r.tool_name, r.action, r.latency_ms, r.payload::json, r.metadata, audit_dedupe_digest(r.dedupe_key)${contexts ? ', m.id' : ''}
-       FROM jsonb_to_recordset($2::jsonb) AS r(seq bigint, occurred_at timestamptz, source text, type text, server_id text, session_id text,
-         tool_name text, action text, latency_ms int, payload text, metadata jsonb, dedupe_key text${contexts ? ', ctx int' : ''})${
-         contexts
-           ? `
-       LEFT JOIN (SELECT c_in.i, x.id FROM c_in JOIN ctx x ON x.digest = c_in.digest) AS m ON m.i = r.ctx
-       ORDER BY r.seq`
-           : ''
-       }`;
-}
-
-/**
- * The write's shared metadata (the parameter `p`: a JSON array of {i, context, last_seq}) upserted into the org's
- * audit_contexts: a context already stored (same digest) gets its last_seq raised, a new one the next free id of the
- * org (ids are assigned under the org's seq lock, so no other write assigns them meanwhile). `ctx` returns every id.
- */
-function contextCtes(p: string): string {
-  return `c_in AS (
-       SELECT c.i, audit_context_digest(c.context) AS digest, c.context, c.last_seq FROM json_to_recordset(${p}::json) AS c(i int, context jsonb, last_seq bigint)
-     ), ctx AS (
-       INSERT INTO audit_contexts AS a (org_id, id, digest, context, last_seq)
-       SELECT $1, (SELECT coalesce(max(id), 0) FROM audit_contexts WHERE org_id = $1) + row_number() OVER (ORDER BY u.digest), u.digest, u.context, u.last_seq
-       FROM (SELECT DISTINCT ON (digest) digest, context, max(last_seq) OVER (PARTITION BY digest) AS last_seq FROM c_in ORDER BY digest) AS u
-       ON CONFLICT (org_id, digest) DO UPDATE SET last_seq = greatest(a.last_seq, excluded.last_seq)
-       RETURNING a.id, a.digest
-     )`;
-}
-
-/** A slice that is not the batch's last: its rows (and, when it has some, the write's shared metadata). */
-const INSERT_ROWS_SQL = insertRowsSql(null);
-const INSERT_ROWS_WITH_CONTEXTS_SQL = `WITH ${contextCtes('$3')} ${insertRowsSql('$3')}`;
-
-/** The last (often the only) slice of a batch: its rows, unseen servers, session upserts and the org counter. */
-function appendLastSliceSql(contexts: boolean): string {
-  return `WITH ${contexts ? `${contextCtes('$6')}, ` : ''}ins AS (
-       ${insertRowsSql(contexts ? '$6' : null)}
-     ), srv AS (
-       INSERT INTO servers (org_id, server_id) SELECT $1, unnest($4::text[])
-       ON CONFLICT (org_id, server_id) DO UPDATE SET last_seen_at = now()
-     ), ses AS (
-       ${upsertSessionsSql('$1', '$5')}
-     )
-     UPDATE organizations SET event_seq = $3 WHERE id = $1`;
-}
-const APPEND_LAST_SLICE_SQL = appendLastSliceSql(false);
-const APPEND_LAST_SLICE_WITH_CONTEXTS_SQL = appendLastSliceSql(true);
-
-/**
- * Inserts events (already deduplicated, dedupe keys already in stored form) after `lastSeq`, advances the org counter,
- * registers unseen servers, and applies the session upserts of the session rules. `rows[i]`, when given, is
- * eventRow(events[i]) made before the lock was taken; the others are made here.
- * Must run in the transaction that called lockOrgSeq.
- */
-export async function appendEvents(
-  tx: Queryable,
-  orgId: string,
-  lastSeq: number,
-  events: NewAuditEvent[],
-  sessions: readonly SessionUpsert[] = [],
-  rows: readonly (EventRow | undefined)[] = [],
-): Promise<PublishedBatch | null> {
-  if (events.length === 0) return null;
-  const n = events.length;
-  const json: string[] = new Array(n);
-  const streamed: StreamEvent[] = [];
-  const servers = new Set<string>();
-  const contexts = new WriteContexts();
-
-  for (let i = 0; i < n; i++) {
-    const e = events[i];
-    const seq = lastSeq + i + 1;
-    const row = rows[i] ?? eventRow(e);
-    // Only rows with shared metadata carry `ctx` (absent is NULL to jsonb_to_recordset).
-    json[i] = rowJson(row, seq, row.shared ? contexts.use(row.shared, seq) : null);
-    if (e.serverId) servers.add(e.serverId);
-    if (row.payload) streamed.push({ seq, type: e.type as StreamEventType, serverId: e.serverId ?? null, payload: row.payload });
-  }
-
-  // The rows travel as JSON documents in slices of bounded size: a batch of ordinary size is one statement, one round
-  // trip while the org's seq lock is held; a larger one is several statements in the same transaction, the last of
-  // which also updates the counters. The write's shared metadata goes with every slice (each upserts it and reads its
-  // ids; a batch is rarely sliced).
-  const ctxJson = contexts.entries.length ? JSON.stringify(contexts.entries) : null;
-  const slices = rowSlices(json);
-  let slice = slices.next();
-  while (!slice.done) {
-    const next = slices.next();
-    if (next.done) {
-      const params = [orgId, slice.value, lastSeq + n, [...servers].sort(), sessionUpsertsJson(sessions)];
-      if (ctxJson === null) await tx.query(APPEND_LAST_SLICE_SQL, params);
-      else await tx.query(APPEND_LAST_SLICE_WITH_CONTEXTS_SQL, [...params, ctxJson]);
-    } else if (ctxJson === null) {
-      await tx.query(INSERT_ROWS_SQL, [orgId, slice.value]);
-    } else {
-      await tx.query(INSERT_ROWS_WITH_CONTEXTS_SQL, [orgId, slice.value, ctxJson]);
-    }
-    slice = next;
-  }
-  return { orgId, firstSeq: lastSeq + 1, lastSeq: lastSeq + n, events: streamed };
-}
 
 interface StreamRow {
   seq: number;
@@ -186,21 +23,16 @@ interface StreamRow {
 /** The stream payload of a stored row: a tool call's from its columns (exactly what was sent live), others' as stored. */
 function storedPayloadOf(row: StreamRow): StreamPayload | null {
   if (row.type !== 'tool_call') return row.payload;
-  if (!row.tool_name) return null; // as payloadOf: a tool call without a tool name was not streamed live
-  return toolCallPayload({
-    occurredAt: new Date(row.occurred_at),
-    serverId: row.server_id,
-    sessionId: row.session_id,
-    toolName: row.tool_name,
-    action: row.action,
-    latencyMs: row.latency_ms,
-  });
+  if (!row.tool_name) return null; // as streamPayloadOf: a tool call without a tool name was not streamed live
+  const timestamp = new Date(row.occurred_at).toISOString();
+  return { type: 'tool_call', serverId: row.server_id, sessionId: row.session_id, toolName: row.tool_name, action: row.action, latencyMs: row.latency_ms, timestamp };
 }
 
 /**
  * Stored seq range (afterSeq, upToSeq] as stream events, oldest first: at most `limit` rows, and no more of them than
- * fit in `maxBytes` (streamedEventBytesSql; the first row always). Non-streamed rows are skipped but counted in the
- * range; `lastSeq` is the seq the page covers up to (the next page reads after it).
+ * fit in `maxBytes` (streamedEventBytesSql; the first row always); non-streamed rows are skipped. `firstSeq` and
+ * `lastSeq`: the lowest and highest seq the read saw (null when none): only those are known, a short page says nothing
+ * of the seqs after it (a replica may not have them yet); the next page reads after `lastSeq`.
  */
 export async function readStreamRange(
   db: Queryable,
@@ -209,7 +41,7 @@ export async function readStreamRange(
   upToSeq: number,
   limit: number,
   maxBytes: number,
-): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number; cutByBytes: boolean }> {
+): Promise<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number | null; cutByBytes: boolean }> {
   // Sizing reads only the values' headers, so every candidate of the page is sized in one pass (a running sum); the
   // payloads of the rows past the budget are never read out.
   const r = await db.query<StreamRow & { more: boolean }>(
@@ -234,9 +66,13 @@ export async function readStreamRange(
   }
   const last = r.rows[r.rows.length - 1];
   const cutByBytes = last !== undefined && last.more;
-  const lastSeq = cutByBytes || r.rows.length === limit ? Number(last.seq) : upToSeq;
-  // The first stored seq of the range (null when none is): rows missing before it were removed by retention.
-  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq, cutByBytes };
+  return { events, firstSeq: r.rows.length ? Number(r.rows[0].seq) : null, lastSeq: last ? Number(last.seq) : null, cutByBytes };
+}
+
+/** Every seq of the org up to this one was removed by retention (audit_retention_marks, migration 012); 0: none. */
+export async function removedThroughSeq(db: Queryable, orgId: string): Promise<number> {
+  const r = await db.query<{ seq: number }>('SELECT removed_through_seq AS seq FROM audit_retention_marks WHERE org_id = $1', [orgId]);
+  return r.rows.length ? Number(r.rows[0].seq) : 0;
 }
 
 /**

@@ -8,13 +8,23 @@ export interface Queryable {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<QueryResult<R>>;
 }
 
+/** A connection inside a transaction: queries, and COPY of binary rows into a table. */
+export interface Transaction extends Queryable {
+  /**
+   * `COPY <target> FROM ... (FORMAT binary)` of `data`, the binary COPY stream in chunks (header, tuples, trailer). On
+   * Postgres the chunks are sent as they are produced (Postgres works on the first while the next is made); PGlite
+   * reads them as one blob.
+   */
+  copyIn(target: string, data: Iterable<Uint8Array>): Promise<void>;
+}
+
 export interface Db extends Queryable {
   readonly kind: 'postgres' | 'pglite';
   /**
    * Runs fn inside BEGIN/COMMIT on one connection; rolls back when fn throws. `queryTimeoutMs` replaces the client-side
    * limit on one statement's answer (Postgres; for maintenance such as migrations that build indexes on large tables).
    */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>, opts?: { queryTimeoutMs?: number }): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>, opts?: { queryTimeoutMs?: number }): Promise<T>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }

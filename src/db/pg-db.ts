@@ -1,6 +1,9 @@
 // Db backend over a node-postgres Pool, used when DATABASE_URL is set.
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
-import { isStorageUnavailable, type Db, type Queryable, type QueryResult } from './db.js';
+import { from as copyFrom } from 'pg-copy-streams';
+import { isStorageUnavailable, type Db, type QueryResult, type Transaction } from './db.js';
 
 // bigint (int8) columns come back as JS numbers: seqs and counts stay far below 2^53.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -30,7 +33,7 @@ export function createPgDb(opts: PgDbOptions): Db {
     async query<R>(sql: string, params?: unknown[]) {
       return asResult<R>(await pool.query(sql, params as unknown[]));
     },
-    async transaction<T>(fn: (tx: Queryable) => Promise<T>, txOpts: { queryTimeoutMs?: number } = {}): Promise<T> {
+    async transaction<T>(fn: (tx: Transaction) => Promise<T>, txOpts: { queryTimeoutMs?: number } = {}): Promise<T> {
       const client = await pool.connect();
       let broken = false;
       // While checked out, the pool no longer listens for the client's 'error' event: a connection lost mid-transaction
@@ -41,12 +44,15 @@ export function createPgDb(opts: PgDbOptions): Db {
       client.on('error', onError);
       try {
         await client.query('BEGIN');
-        const tx: Queryable = {
+        const tx: Transaction = {
           async query<R>(sql: string, params?: unknown[]) {
             if (txOpts.queryTimeoutMs === undefined) return asResult<R>(await client.query(sql, params as unknown[]));
             // node-postgres reads query_timeout from a query's config too (not in its types).
             const config = { text: sql, values: params as unknown[], query_timeout: txOpts.queryTimeoutMs } as pg.QueryConfig;
             return asResult<R>(await client.query(config));
+          },
+          async copyIn(target: string, data: Iterable<Uint8Array>) {
+            await pipeline(Readable.from(data, { objectMode: false }), client.query(copyFrom(`COPY ${target} FROM STDIN (FORMAT binary)`)));
           },
         };
         const out = await fn(tx);

@@ -1,7 +1,7 @@
 // Db backend over embedded PGlite (Postgres in WASM) in DATA_DIR; one connection, so every access is serialized.
 import { mkdir } from 'node:fs/promises';
 import { PGlite } from '@electric-sql/pglite';
-import type { Db, Queryable, QueryResult } from './db.js';
+import type { Db, QueryResult, Transaction } from './db.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { createSerialQueue } from './serial-queue.js';
 
@@ -30,16 +30,21 @@ export async function createPgliteDb(dataDir: string): Promise<Db> {
     return { rows: r.rows, rowCount: Math.max(r.affectedRows ?? 0, r.rows.length) };
   };
 
+  // PGlite's COPY reads the blob given with the query as the file /dev/blob.
+  const copyIn = async (target: string, data: Iterable<Uint8Array>): Promise<void> => {
+    await pg.query(`COPY ${target} FROM '/dev/blob' (FORMAT binary)`, [], { blob: new Blob([...data] as BlobPart[]) });
+  };
+
   return {
     kind: 'pglite',
     query<R>(sql: string, params?: unknown[]) {
       return serial(() => run<R>(sql, params));
     },
-    transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
       return serial(async () => {
         await pg.exec('BEGIN');
         try {
-          const out = await fn({ query: run });
+          const out = await fn({ query: run, copyIn });
           await pg.exec('COMMIT');
           return out;
         } catch (err) {

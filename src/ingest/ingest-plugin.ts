@@ -2,7 +2,7 @@
 // the bound on what an event may cost, storing once and metrics, for every source of sources.ts; a source supplies only
 // its paths, types and toEvents.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { EventRecorder } from '../audit/record-events.js';
+import type { EventLog } from '../audit/event-log/event-log.js';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { toErrorResponse } from '../http/error-handler.js';
 import { SECURITY } from '../http/route-schemas.js';
@@ -20,7 +20,7 @@ export const INGEST_PREFIX = '/api/v1/ingest';
 export interface IngestPluginOptions {
   sources: readonly IngestSource[];
   auth: Authenticator;
-  recorder: EventRecorder;
+  eventLog: EventLog;
   metrics: Metrics;
   /** BODY_LIMIT_BYTES: the largest body, after Content-Encoding decoding. */
   bodyLimit: number;

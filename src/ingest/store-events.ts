@@ -1,12 +1,12 @@
 // Storing the events of one ingest request, once for every source: one transaction (or bounded chunks), metrics by outcome.
 import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
 import type { IdempotencyClaim } from '../audit/ingest-requests-repo.js';
-import type { EventRecorder } from '../audit/record-events.js';
+import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { TooLarge } from '../shared/domain-errors.js';
 
 export interface StoreDeps {
-  recorder: EventRecorder;
+  eventLog: EventLog;
   metrics: Metrics;
   maxEntries: number;
 }
@@ -19,7 +19,7 @@ export function checkEntryCount(count: number, max: number): void {
 async function storeOnce(deps: StoreDeps, orgId: string, source: AuditSource, events: NewAuditEvent[], idempotency?: IdempotencyClaim) {
   checkEntryCount(events.length, deps.maxEntries);
   // Request time is observed for the whole request (the plugin's onResponse); stored and published events after every commit.
-  const r = await deps.recorder.recordEvents(orgId, events, { idempotency });
+  const r = await deps.eventLog.append(orgId, events, { idempotency });
   if (r.replayed) deps.metrics.ingestEvents.inc({ source, outcome: 'duplicate' }, events.length);
   else {
     deps.metrics.ingestEvents.inc({ source, outcome: 'stored' }, r.accepted);

@@ -6,7 +6,7 @@ import type { Db } from '../db/db.js';
 import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
 import { deleteOutcomesBefore } from '../audit/ingest-requests-repo.js';
-import { deleteEmptyHours, deleteOrphans, deleteUnusedContexts, deleteSeqRange, firstKeptSeqIn, oldestSeq, receivedAtOf, retainedOrgs } from './retention-repo.js';
+import { deleteEmptyHours, deleteOrphans, deleteUnusedContexts, deleteSeqRange, firstKeptSeqIn, oldestSeq, raiseRetentionMark, receivedAtOf, retainedOrgs } from './retention-repo.js';
 
 export interface RetentionOptions {
   db: Db;
@@ -78,6 +78,7 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
       const kept = await firstKeptSeqIn(opts.db, orgId, lo, opts.batchRows, cutoff);
       const hi = kept ?? Math.min(lo + opts.batchRows, last + 1);
       if (hi > lo) {
+        await raiseRetentionMark(opts.db, orgId, hi - 1);
         const d = await deleteSeqRange(opts.db, orgId, lo, hi, { sql: lease.heldSql('$4', '$5'), params: [JOB, holder] });
         out.removedEvents += d.removed;
         for (const s of d.sessions) sessions.add(s);

@@ -1,7 +1,8 @@
 // SQL for retention: each organization's period, the expired seq prefix removed in bounded batches, and the session,
 // server and shared metadata rows left without events.
 import type { Queryable, Db } from '../db/db.js';
-import { lockOrgSeq, orgHashMatches } from '../audit/audit-repo.js';
+import { orgHashMatches } from '../audit/audit-repo.js';
+import { lockOrgSeq } from '../audit/event-log/log-sql.js';
 export { oldestStoredSeq as oldestSeq } from '../audit/audit-repo.js';
 
 /** Sessions (and servers) checked per transaction under the org's seq lock. */
@@ -50,6 +51,18 @@ export async function firstKeptSeqIn(db: Queryable, orgId: string, lo: number, s
     [orgId, lo, lo + span, cutoff.toISOString()],
   );
   return r.rows.length ? Number(r.rows[0].seq) : null;
+}
+
+/**
+ * Records that retention removes every seq of the org up to `throughSeq` (audit_retention_marks, migration 012), before
+ * it deletes them: readers announce a missing seq as removed only up to this mark.
+ */
+export async function raiseRetentionMark(db: Queryable, orgId: string, throughSeq: number): Promise<void> {
+  await db.query(
+    `INSERT INTO audit_retention_marks AS m (org_id, removed_through_seq) VALUES ($1, $2)
+     ON CONFLICT (org_id) DO UPDATE SET removed_through_seq = greatest(m.removed_through_seq, excluded.removed_through_seq)`,
+    [orgId, throughSeq],
+  );
 }
 
 /**

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authOf, describePrincipal, type Authenticator } from '../auth/authenticate.js';
-import type { EventRecorder } from '../audit/record-events.js';
+import type { EventLog } from '../audit/event-log/event-log.js';
 import { sessionPageSchema, sessionRowSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
 import { BadRequestError, NotFoundError } from '../http/errors.js';
@@ -13,7 +13,7 @@ import { createSessionService, type Transition } from './session-service.js';
 export interface SessionRouteDeps {
   db: Db;
   auth: Authenticator;
-  recorder: EventRecorder;
+  eventLog: EventLog;
 }
 
 /** The session id of the path; an id no session can have is a 404, like any unknown one. */

@@ -35,14 +35,10 @@ export interface SessionChange {
   reason?: string | null;
 }
 
-/** The stream payload of a session_update event. */
-export function sessionUpdatePayload(sessionId: string, status: SessionStatus, at: Date): SessionUpdatePayload {
-  return { type: 'session_update', sessionId, status, timestamp: at.toISOString() };
-}
-
 /**
  * The one builder of session_update events. The service makes these itself, so there is no sender identity to dedupe
- * by: each change gets a key of its own (session, change, a random id) and two real changes are never merged.
+ * by: each change gets a key of its own (session, change, a random id) and two real changes are never merged. Its
+ * stream payload follows from the record (metadata.transition gives the status: src/audit/event-log/canonical-record.ts).
  */
 export function sessionUpdateEvent(c: SessionChange): NewAuditEvent {
   return {
@@ -53,7 +49,6 @@ export function sessionUpdateEvent(c: SessionChange): NewAuditEvent {
     serverId: c.serverId,
     metadata: c.reason === undefined ? { transition: c.name, by: c.by } : { transition: c.name, by: c.by, reason: c.reason },
     dedupeKey: `session:${c.sessionId}:${c.name}:${randomUUID()}`,
-    payload: sessionUpdatePayload(c.sessionId, c.status, c.at),
   };
 }
 
@@ -85,6 +80,8 @@ export interface SessionRulesResult {
   upserts: SessionUpsert[];
   /** Sessions the batch creates, in order. */
   created: string[];
+  /** For each of `events`, the index in `incoming` of the event it is (or stands for), -1 for a session_update made here. */
+  origins: number[];
 }
 
 const isSessionCall = (e: NewAuditEvent): e is NewAuditEvent & { sessionId: string } => e.type === 'tool_call' && !!e.sessionId;
@@ -107,9 +104,12 @@ export function applySessionRules(existing: ReadonlyMap<string, SessionStatus>, 
   const upserts = new Map<string, SessionUpsert>();
   const created: string[] = [];
   const events: NewAuditEvent[] = [];
-  for (const e of incoming) {
+  const origins: number[] = [];
+  for (let i = 0; i < incoming.length; i++) {
+    const e = incoming[i];
     if (!isSessionCall(e)) {
       events.push(e);
+      origins.push(i);
       continue;
     }
     const u = upserts.get(e.sessionId);
@@ -123,9 +123,11 @@ export function applySessionRules(existing: ReadonlyMap<string, SessionStatus>, 
       if (isNew) {
         created.push(e.sessionId);
         events.push(sessionUpdateEvent({ sessionId: e.sessionId, serverId: e.serverId ?? null, name: 'created', status: 'active', at: now, source: 'system', by: 'system' }));
+        origins.push(-1);
       }
     }
     events.push(existing.get(e.sessionId) === 'suspended' ? { ...e, metadata: { ...e.metadata, sessionSuspended: true } } : e);
+    origins.push(i);
   }
-  return { events, upserts: [...upserts.values()], created };
+  return { events, upserts: [...upserts.values()], created, origins };
 }

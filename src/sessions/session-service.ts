@@ -1,6 +1,6 @@
 // Session use cases: list and read sessions, and suspend/resume them as audited, streamed, serialized state changes.
 import type { NewAuditEvent } from '../audit/audit-types.js';
-import type { EventRecorder } from '../audit/record-events.js';
+import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Db, Queryable } from '../db/db.js';
 import { NotFound } from '../shared/domain-errors.js';
 import { encodeSessionCursor, type SessionCursor } from './session-schemas.js';
@@ -38,7 +38,7 @@ export interface SessionListQuery {
   cursor?: SessionCursor;
 }
 
-export function createSessionService(deps: { db: Db; recorder: EventRecorder }) {
+export function createSessionService(deps: { db: Db; eventLog: EventLog }) {
   async function list(orgId: string, q: SessionListQuery): Promise<{ items: SessionRow[]; nextCursor: string | null }> {
     const items = await listSessions(deps.db, orgId, { status: q.status, serverId: q.serverId, before: q.cursor, limit: q.limit });
     const last = items[items.length - 1];
@@ -57,12 +57,13 @@ export function createSessionService(deps: { db: Db; recorder: EventRecorder }) 
    * not apply. Runs under the org's seq lock, so two concurrent transitions of one session serialize and only one wins.
    */
   async function transition(orgId: string, sessionId: string, t: Transition, actor: TransitionActor): Promise<SessionRow> {
-    return deps.recorder.recordWith(orgId, async (tx) => {
+    const { result } = await deps.eventLog.appendChecked(orgId, async (tx) => {
       const current = await getSession(tx, orgId, sessionId, true);
       if (!current) throw new NotFound(`session ${sessionId} not found`);
       const { session, event } = await applyTransition(tx, orgId, current, t, actor, new Date());
       return { events: [event], result: session };
     });
+    return result;
   }
 
   return { list, get, transition };

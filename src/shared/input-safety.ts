@@ -92,20 +92,6 @@ export function storable<T>(value: T, maxDepth = MAX_STORED_DEPTH): T {
   return needsChange(value, 0, maxDepth) ? copy(value, 0, maxDepth) : value;
 }
 
-/** True when storable(value, maxDepth) would return `value` itself (nothing to replace, not too deep). */
-export function isStorable(value: unknown, maxDepth = MAX_STORED_DEPTH): boolean {
-  return !needsChange(value, 0, maxDepth);
-}
-
-/**
- * True when JSON text made by JSON.stringify holds only storable strings: it escapes U+0000 and unpaired surrogates
- * (as \u0000, \udxxx) and emits every other character outside the control range as is, so text without `\u` has
- * neither (other escaped control characters only make this answer false, never wrongly true).
- */
-export function stringifiedTextIsStorable(json: string): boolean {
-  return !json.includes('\\u');
-}
-
 function copy<T>(value: T, depth: number, maxDepth: number): T {
   if (typeof value === 'string') return storableText(value) as T;
   if (value === null || typeof value !== 'object' || value instanceof Date) return value;

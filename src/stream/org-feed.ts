@@ -3,7 +3,7 @@
 // (one paged reader of stored seq ranges serves replays and gap fills).
 import type { Logger } from 'pino';
 import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
-import { currentSeq, readStreamRange } from '../audit/audit-repo.js';
+import { currentSeq, readStreamRange, removedThroughSeq } from '../audit/audit-repo.js';
 import type { Bus, Subscription } from '../bus/bus.js';
 import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
@@ -169,15 +169,10 @@ export class OrgFeed {
       conn.write(comment(`reset: events ${after + 1}..${from} are beyond the replay window of ${limit}; read them from /api/v1/audit-events. Continuing from ${from + 1}`));
     }
     conn.skipTo(from);
-    // Stored seqs have no holes but where retention removed the oldest ones: a page that does not start right after
-    // what was sent (or an empty one) means they are gone. Say so, never skip them silently; the check is per page, so
-    // a removal that runs during the replay is announced too.
-    let sent = from;
+    // Seqs retention removed are announced, never skipped silently (per page, so a removal during the replay is too).
     for await (const page of this.pages(from, upTo, () => conn.closed)) {
-      const first = page.firstSeq ?? page.lastSeq + 1;
-      if (first > sent + 1) conn.write(comment(`reset: events ${sent + 1}..${first - 1} are no longer kept (retention). Continuing from ${first}`));
+      if (page.removed) conn.write(comment(`reset: events ${page.removed[0]}..${page.removed[1]} are no longer kept (retention). Continuing from ${page.removed[1] + 1}`));
       this.deps.metrics.eventsReplayed.inc({ from: 'database' }, conn.sendReplayed(page.events, page.lastSeq));
-      sent = page.lastSeq;
       // Written: while the client drains, the connection holds the page's bytes only, not its events.
       page.events = [];
       await conn.whenWritable();
@@ -186,15 +181,31 @@ export class OrgFeed {
 
   /**
    * The one reader of stored seq ranges: (after, upTo] page by page (rows and bytes), oldest first, until done or
-   * `stop()`; each page in one of the organization's read slots.
+   * `stop()`, each page read in one of the organization's read slots. Each page
+   * covers up to `lastSeq`: the highest seq it read, or the end of a run of seqs retention removed (`removed`). Seqs
+   * missing and not removed by retention are not readable here yet (a replica behind): it throws, and the caller
+   * tries again later (a replay closes the stream, which resumes by id; a gap fill is retried by catch-up).
    */
-  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; firstSeq: number | null; lastSeq: number }> {
+  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; removed: [number, number] | null; lastSeq: number }> {
     let from = after;
     while (from < upTo && !stop()) {
       const page = await this.deps.reads.run(this.orgId, () => readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE, this.deps.pageMaxBytes), { continues: true });
       if (page.cutByBytes) this.deps.metrics.pagesCutByBytes.inc();
-      from = page.lastSeq;
-      yield page;
+      const first = page.firstSeq ?? upTo + 1;
+      let removed: [number, number] | null = null;
+      if (first > from + 1) {
+        const through = Math.min(await this.deps.reads.run(this.orgId, () => removedThroughSeq(this.deps.db, this.orgId), { continues: true }), first - 1);
+        if (through <= from) throw new Error(`events ${from + 1}..${first - 1} of the organization are not readable yet`);
+        removed = [from + 1, through];
+        if (through < first - 1) {
+          yield { events: [], removed, lastSeq: through };
+          from = through;
+          continue;
+        }
+      }
+      const lastSeq = page.lastSeq ?? removed![1];
+      yield { events: page.events, removed, lastSeq };
+      from = lastSeq;
     }
   }
 

@@ -53,8 +53,8 @@ function holdNextTransaction(db: Db): { held: Promise<void>; release(): void } {
 /** Waits until the org has `n` writes in the app's queue (running and waiting), so arrival order is known. */
 async function queued(app: RunningApp, org: TestOrg, n: number): Promise<void> {
   const deadline = Date.now() + 20_000;
-  while (app.ctx.recorder.queuedWrites(org.id) < n) {
-    if (Date.now() > deadline) throw new Error(`only ${app.ctx.recorder.queuedWrites(org.id)} writes queued, waiting for ${n}`);
+  while (app.ctx.eventLog.queuedWrites(org.id) < n) {
+    if (Date.now() > deadline) throw new Error(`only ${app.ctx.eventLog.queuedWrites(org.id)} writes queued, waiting for ${n}`);
     await new Promise((r) => setTimeout(r, 5));
   }
 }
@@ -125,22 +125,22 @@ describe.each(backendNames)('group commit (%s)', (backendName) => {
   it('fails a request alone when its own events cannot be stored; the others of its group are stored', async () => {
     const org = await createOrg(app.url);
     const hold = holdNextTransaction(app.ctx.db);
-    const first = app.ctx.recorder.recordEvents(org.id, [event('k-0')]);
+    const first = app.ctx.eventLog.append(org.id, [event('k-0')]);
     await hold.held;
     let deep: Record<string, unknown> = {};
     for (let i = 0; i < 80; i++) deep = { deep };
     const writes = [
-      app.ctx.recorder.recordEvents(org.id, [event('k-1'), event('k-2')]),
+      app.ctx.eventLog.append(org.id, [event('k-1'), event('k-2')]),
       // Refused before it waits for its turn (metadata nesting deeper than storable takes).
-      app.ctx.recorder.recordEvents(org.id, [event('k-3', { metadata: deep })]),
-      app.ctx.recorder.recordEvents(org.id, [event('k-2'), event('k-4')]),
-      // Refused by Postgres inside the group's transaction (latency beyond an integer): the group is stored again one by one.
-      app.ctx.recorder.recordEvents(org.id, [event('k-5'), event('k-6', { latencyMs: 2 ** 40 })]),
-      app.ctx.recorder.recordEvents(org.id, [event('k-5'), event('k-7')]),
+      app.ctx.eventLog.append(org.id, [event('k-3', { metadata: deep })]),
+      app.ctx.eventLog.append(org.id, [event('k-2'), event('k-4')]),
+      // Refused before it waits as well (a latency beyond 32 bits); a failure inside the transaction: whole-or-nothing.test.ts.
+      app.ctx.eventLog.append(org.id, [event('k-5'), event('k-6', { latencyMs: 2 ** 40 })]),
+      app.ctx.eventLog.append(org.id, [event('k-5'), event('k-7')]),
     ];
     // Rejections are read below, once the group has run.
     for (const w of writes) w.catch(() => undefined);
-    await queued(app, org, 5);
+    await queued(app, org, 4); // the held write and the three that were not refused before waiting
     hold.release();
     await first;
     const settled = await Promise.allSettled(writes);

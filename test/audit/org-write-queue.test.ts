@@ -14,7 +14,7 @@ describe.runIf(realBackendAvailable)('writes queued per organization (Postgres)'
     // A long write of the noisy organization holds its turn until released (as a 10,000-event request would).
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const holding = app.ctx.recorder.recordWith(noisy.id, async () => {
+    const holding = app.ctx.eventLog.appendChecked(noisy.id, async () => {
       await gate;
       return { events: [], result: undefined };
     });

@@ -10,7 +10,7 @@ import { cloudWatchSource } from '../../src/ingest/cloudwatch/cloudwatch-source.
 import { firehoseEvents } from '../../src/ingest/firehose/firehose-source.js';
 import type { EventsContext } from '../../src/ingest/ingest-source.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { ownMetadata } from '../../src/audit/shared-metadata.js';
+import { ownMetadata } from '../../src/audit/event-log/contexts.js';
 
 const SOURCE_ARN = 'arn:aws:firehose:us-east-1:123456789012:deliverystream/audit-stream';
 

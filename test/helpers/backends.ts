@@ -69,6 +69,9 @@ export async function realBackend(): Promise<Backend> {
 /** The backends a suite runs against: names usable with describe.each. */
 export const backendNames: Backend['name'][] = realBackendAvailable ? ['embedded', 'real'] : ['embedded'];
 
+/** Every backend with each row sink of the event log (EVENT_LOG_SINK), for the suites of the log's invariants. */
+export const backendSinks: [Backend['name'], 'copy' | 'insert'][] = backendNames.flatMap((b) => (['copy', 'insert'] as const).map((s): [Backend['name'], 'copy' | 'insert'] => [b, s]));
+
 export function makeBackend(name: Backend['name']): Promise<Backend> {
   return name === 'real' ? realBackend() : embeddedBackend();
 }

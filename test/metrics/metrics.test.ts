@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { storeEvents } from '../../src/audit/record-events.js';
+import { appendInTransaction } from '../../src/audit/event-log/append.js';
+import { copySink } from '../../src/audit/event-log/copy-sink.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { backendNames, createTestDatabase, realBackendAvailable } from '../helpers/backends.js';
 import { bearer, createOrg, http, postEvents, startApp, toolCall, type RunningApp } from '../helpers/app.js';
@@ -194,7 +195,7 @@ describe.each(backendNames)('GET /metrics (%s)', (backendName) => {
     expect(mid.value('audit_stream_sse_events_replayed_total') - before.value('audit_stream_sse_events_replayed_total')).toBe(10);
 
     // Three events committed without a bus message: the next published batch starts past a gap the feed must fill.
-    await app.ctx.db.transaction((tx) => storeEvents(tx, org.id, [unpublished(1), unpublished(2), unpublished(3)]));
+    await app.ctx.db.transaction((tx) => appendInTransaction(tx, org.id, { events: [unpublished(1), unpublished(2), unpublished(3)] }, copySink));
     await postEvents(app.url, org.key, [toolCall(11)]);
     await replayed.waitForCount(14);
     expect(replayed.events.map((e) => Number(e.id))).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));

@@ -18,7 +18,7 @@ describe('applySessionRules', () => {
     expect(r.events.map((e) => e.type)).toEqual(['tool_call', 'session_update', 'tool_call', 'tool_call']);
     const update = r.events[1];
     expect(update).toMatchObject({ source: 'system', occurredAt: now, sessionId: 'new', serverId: 'srv', metadata: { transition: 'created', by: 'system' } });
-    expect(update.payload).toEqual({ type: 'session_update', sessionId: 'new', status: 'active', timestamp: now.toISOString() });
+    expect(r.origins).toEqual([0, -1, 1, 2]);
     expect(r.upserts).toEqual([{ sessionId: 'new', serverId: 'srv', count: 2, firstSeenAt: at(0), lastSeenAt: at(2), createdAt: now }]);
   });
 
@@ -35,7 +35,7 @@ describe('applySessionRules', () => {
   it('leaves events other than tool calls with a session alone', () => {
     const log: NewAuditEvent = { ...call(1, 'x'), type: 'log' };
     const r = applySessionRules(new Map(), [log], now);
-    expect(r).toEqual({ events: [log], upserts: [], created: [] });
+    expect(r).toEqual({ events: [log], upserts: [], created: [], origins: [0] });
     expect(sessionsOf([log, call(2, 'y'), call(3, 'y'), call(4, null)])).toEqual(['y']);
   });
 

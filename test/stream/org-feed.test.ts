@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, lockOrgSeq } from '../../src/audit/audit-repo.js';
 import type { NewAuditEvent, PublishedBatch } from '../../src/audit/audit-types.js';
+import { appendInTransaction } from '../../src/audit/event-log/append.js';
+import { copySink } from '../../src/audit/event-log/copy-sink.js';
 import type { Bus } from '../../src/bus/bus.js';
 import { createMemoryBus } from '../../src/bus/memory-bus.js';
 import { createRedisBus } from '../../src/bus/redis-bus.js';
@@ -18,6 +19,7 @@ import { createPgDb } from '../../src/db/pg-db.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
 import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
+import { raiseRetentionMark } from '../../src/retention/retention-repo.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
@@ -67,7 +69,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const events: NewAuditEvent[] = Array.from({ length: count }, () => ({
       type: 'tool_call', source: 'raw', occurredAt: new Date(), serverId: 'srv', sessionId: null, toolName: 't', action: 'allow', latencyMs: 1, metadata: {}, dedupeKey: `raw:id:feed-${n++}`,
     }));
-    return (await db.transaction(async (tx) => appendEvents(tx, orgId, await lockOrgSeq(tx, orgId), events)))!;
+    return (await db.transaction(async (tx) => appendInTransaction(tx, orgId, { events }, copySink))).batch!;
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000, opts: { db?: Db; recentWindowBytes?: number; metrics?: Metrics } = {}): Promise<OrgFeed> {
@@ -175,7 +177,10 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     let pageReads = 0;
     const racing: Db = Object.assign(Object.create(db) as Db, {
       query: async (sql: string, params?: unknown[]) => {
-        if (/ORDER BY seq LIMIT/.test(sql) && ++pageReads === 2) await db.query('DELETE FROM audit_events WHERE org_id = $1 AND seq <= 2000', [orgId]);
+        if (/ORDER BY seq LIMIT/.test(sql) && ++pageReads === 2) {
+          await raiseRetentionMark(db, orgId, 2000);
+          await db.query('DELETE FROM audit_events WHERE org_id = $1 AND seq <= 2000', [orgId]);
+        }
         return db.query(sql, params);
       },
     });

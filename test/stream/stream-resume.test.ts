@@ -4,7 +4,8 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { storeEvents } from '../../src/audit/record-events.js';
+import { appendInTransaction } from '../../src/audit/event-log/append.js';
+import { copySink } from '../../src/audit/event-log/copy-sink.js';
 import { bearer, createOrg, postEvents, startApp, toolCall, type TestOrg } from '../helpers/app.js';
 import { backendNames, realBackendAvailable } from '../helpers/backends.js';
 import { consecutive, openEventSource } from '../helpers/event-source.js';
@@ -126,7 +127,7 @@ describe.each(backendNames)('stream resumes (%s)', (backendName) => {
     const live = await stream(app.url, org);
     await post(app.url, org, 1, 10);
     await live.waitForCount(10);
-    await app.ctx.db.transaction((tx) => storeEvents(tx, org.id, [unpublished(1), unpublished(2), unpublished(3)]));
+    await app.ctx.db.transaction((tx) => appendInTransaction(tx, org.id, { events: [unpublished(1), unpublished(2), unpublished(3)] }, copySink));
     await post(app.url, org, 1, 5);
     await live.waitForCount(18);
     expect(consecutive(seqs(live))).toBe(true);

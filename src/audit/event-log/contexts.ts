@@ -1,10 +1,32 @@
-// Splits an event's metadata into the part its log batch shares (stored once per organization) and its own part.
-import { hasOwn, ownValue, setOwn } from '../shared/own-keys.js';
+// Shared metadata stored once per organization (audit_contexts, migrations 010 and 012): an event's metadata split into
+// the part its log batch shares and its own part, and the digest that finds a shared part again.
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import { hasOwn, ownValue, setOwn } from '../../shared/own-keys.js';
 
 /** The metadata key whose object is shared key by key (the entry's own keys, such as eventId, stay with the event). */
 export const NESTED_SHARED_KEY = 'cloudwatch';
 
 type Json = Record<string, unknown>;
+
+/** A batch's shared metadata and its digest: the first 16 bytes of the SHA-256 of its RFC 8785 text. */
+export interface SharedContext {
+  context: Json;
+  digest: Buffer;
+  /** The digest as hex: the key that names the context in a write. */
+  key: string;
+}
+
+/** The SharedContext of `shared`, made once per batch object (`seen` remembers the batch's). */
+export function sharedContextOf(shared: Json, seen: Map<Json, SharedContext>): SharedContext {
+  let c = seen.get(shared);
+  if (!c) {
+    const digest = createHash('sha256').update(canonicalize(shared)!).digest().subarray(0, 16);
+    c = { context: shared, digest, key: digest.toString('hex') };
+    seen.set(shared, c);
+  }
+  return c;
+}
 
 function isPlainObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
@@ -56,39 +78,4 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
     }
   }
   return own;
-}
-
-/** A context of a write: its position in the statement's list and the largest seq stored with it. */
-interface ContextEntry {
-  i: number;
-  context: Json;
-  last_seq: number;
-}
-
-/**
- * The distinct shared metadata of one write, each with the largest seq stored with it (retention keeps a context
- * until every event up to that seq is gone). The same object (a batch's) or the same JSON (batches of one log stream)
- * is one entry; Postgres merges entries of the same jsonb again by digest.
- */
-export class WriteContexts {
-  private readonly byObject = new Map<Json, ContextEntry>();
-  private readonly byJson = new Map<string, ContextEntry>();
-  readonly entries: ContextEntry[] = [];
-
-  /** The position of `shared` in the list, recording that the event `seq` uses it. */
-  use(shared: Json, seq: number): number {
-    let e = this.byObject.get(shared);
-    if (!e) {
-      const json = JSON.stringify(shared);
-      e = this.byJson.get(json);
-      if (!e) {
-        e = { i: this.entries.length, context: shared, last_seq: seq };
-        this.entries.push(e);
-        this.byJson.set(json, e);
-      }
-      this.byObject.set(shared, e);
-    }
-    if (seq > e.last_seq) e.last_seq = seq;
-    return e.i;
-  }
 }
