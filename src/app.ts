@@ -10,8 +10,7 @@ import type { Config } from './config.js';
 import { createDb } from './db/create-db.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
-import { createBus } from './bus/create-bus.js';
-import type { Bus } from './bus/bus.js';
+import { createBus, type Bus } from './bus/create-bus.js';
 import { createMetrics, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
@@ -129,9 +128,9 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
-  const keys = createApiKeyService(authRepo, bus);
+  const keys = createApiKeyService(authRepo, bus.control);
   const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
-  const recorder = createEventRecorder({ db, bus, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX, maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
+  const recorder = createEventRecorder({ db, bus: bus.transport, logger, maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX, maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
     onTransaction: (requests) => {
       metrics.writeTransactions.inc();
       if (requests > 1) metrics.groupedWrites.inc(requests);
@@ -154,7 +153,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     batchRows: config.RETENTION_BATCH_ROWS,
     leaseMs: config.RETENTION_LEASE_MS,
   });
-  const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
+  const hub = createStreamHub({ config, db, transport: bus.transport, control: bus.control, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
@@ -192,7 +191,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerTextParsers(app);
 
   registerHealthRoutes(app, { db, bus, metrics });
-  registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
+  registerAuthRoutes(app, { config, repo: authRepo, auth, control: bus.control, hasher });
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });

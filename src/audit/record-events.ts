@@ -1,6 +1,6 @@
 // The write path every source uses: store a batch (or a group of an org's waiting batches) in one transaction (gapless seq, dedupe, sessions), then publish it.
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/bus.js';
+import type { DataTransport } from '../bus/data-transport.js';
 import type { Db, Queryable } from '../db/db.js';
 import { isStorageUnavailable } from '../db/db.js';
 import { Unavailable } from '../shared/domain-errors.js';
@@ -16,7 +16,7 @@ export type AfterCommitListener = (orgId: string, stored: NewAuditEvent[], batch
 
 export interface EventRecorderDeps {
   db: Db;
-  bus: Bus;
+  bus: Pick<DataTransport, 'publish'>;
   logger: Logger;
   /** Writes of one organization waiting at most behind the running one (ORG_WRITE_QUEUE_MAX). */
   maxQueuedWritesPerOrg: number;

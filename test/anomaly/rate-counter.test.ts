@@ -16,7 +16,7 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
   const open: RateCounter[] = [];
   /** A counter; for Redis each call is a separate connection, as two instances would have. */
   const counter = (): RateCounter => {
-    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : shared;
+    const c = kind === 'redis' ? createRedisRateCounter({ target: { mode: 'standalone', url: redisUrl! }, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : shared;
     open.push(c);
     return c;
   };
@@ -87,7 +87,7 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
 
   it('keeps the counts of at most maxKeys keys, dropping the least recently used (memory and Redis alike)', async () => {
     const capPrefix = `${prefix}cap-`;
-    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix: capPrefix, logger: pino({ level: 'silent' }), maxKeys: 20 }) : createMemoryRateCounter(20);
+    const c = kind === 'redis' ? createRedisRateCounter({ target: { mode: 'standalone', url: redisUrl! }, prefix: capPrefix, logger: pino({ level: 'silent' }), maxKeys: 20 }) : createMemoryRateCounter(20);
     open.push(c);
     const keys = Array.from({ length: 200 }, (_, i) => `org:many:tool-${i}`);
     await c.record(keys[0], { nowMs: T0, count: 5, windowSeconds: 10, sessions: ['s-0'] });

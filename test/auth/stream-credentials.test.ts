@@ -7,8 +7,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthRepo, type AuthRepo } from '../../src/auth/auth-repo.js';
 import { watchStreamCredentials, type StreamCredentials } from '../../src/auth/stream-credentials.js';
-import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createBus, type Bus } from '../../src/bus/create-bus.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
@@ -26,7 +25,7 @@ describe('watchStreamCredentials', () => {
     db = await createPgliteDb(dir);
     await migrate(db);
     repo = createAuthRepo(db);
-    bus = createMemoryBus();
+    bus = createBus({ REDIS_CLUSTER_NODES: [], REDIS_PREFIX: '' }, logger);
   });
   afterAll(async () => {
     await bus?.close();
@@ -62,7 +61,7 @@ describe('watchStreamCredentials', () => {
       { keyId: revoked.id, loginSessionId: null },
       { keyId: null, loginSessionId: login.id },
     ]);
-    const watch = watchStreamCredentials({ authRepo: repo, bus, logger, recheckMs: 3_600_000 }, h);
+    const watch = watchStreamCredentials({ authRepo: repo, control: bus.control, logger, recheckMs: 3_600_000 }, h);
     await watch.recheck();
     expect(h.ended).toEqual([]);
 
@@ -83,12 +82,12 @@ describe('watchStreamCredentials', () => {
       { keyId: null, loginSessionId: 'l1' },
       { keyId: 'k2', loginSessionId: null },
     ]);
-    const watch = watchStreamCredentials({ authRepo: repo, bus, logger, recheckMs: 3_600_000 }, h);
-    await bus.publishControl({ kind: 'revoke_key', keyId: 'k1' });
-    await bus.publishControl({ kind: 'end_login', loginSessionId: 'l1' });
+    const watch = watchStreamCredentials({ authRepo: repo, control: bus.control, logger, recheckMs: 3_600_000 }, h);
+    await bus.control.publish({ kind: 'revoke_key', keyId: 'k1' });
+    await bus.control.publish({ kind: 'end_login', loginSessionId: 'l1' });
     expect(h.ended.map((e) => e.why)).toEqual(['API key revoked', 'signed out']);
     watch.stop();
-    await bus.publishControl({ kind: 'revoke_key', keyId: 'k2' });
+    await bus.control.publish({ kind: 'revoke_key', keyId: 'k2' });
     expect(h.open).toEqual([{ keyId: 'k2', loginSessionId: null }]);
   });
 });

@@ -8,9 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents, lockOrgSeq } from '../../src/audit/audit-repo.js';
 import type { NewAuditEvent, PublishedBatch } from '../../src/audit/audit-types.js';
-import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createRedisBus } from '../../src/bus/redis-bus.js';
+import { createBus, type Bus } from '../../src/bus/create-bus.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
@@ -35,12 +33,12 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     if (backendName === 'real') {
       const t = await createTestDatabase();
       db = createPgDb({ connectionString: t.url, max: 4 });
-      bus = createRedisBus({ url: process.env.TEST_REDIS_URL!, prefix: `as-test-${randomBytes(6).toString('hex')}:`, logger });
+      bus = createBus({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_CLUSTER_NODES: [], REDIS_PREFIX: `as-test-${randomBytes(6).toString('hex')}:` }, logger);
       cleanup = t.drop;
     } else {
       const dir = await mkdtemp(path.join(tmpdir(), 'audit-stream-feed-'));
       db = await createPgliteDb(dir);
-      bus = createMemoryBus();
+      bus = createBus({ REDIS_CLUSTER_NODES: [], REDIS_PREFIX: '' }, logger);
       cleanup = () => rm(dir, { recursive: true, force: true });
     }
     await migrate(db);
@@ -69,7 +67,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit });
+    const feed = new OrgFeed(orgId, { db, transport: bus.transport, logger, metrics: createMetrics(), replayLimit });
     feeds.push(feed);
     await feed.ready;
     return feed;
@@ -90,10 +88,10 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const orgId = await newOrg();
     const feed = await feedOf(orgId);
     const { client } = await attach(feed, null);
-    await bus.publish(await store(orgId, 3));
+    await bus.transport.publish(await store(orgId, 3));
     await client.waitForCount(3);
     await store(orgId, 2); // committed, its publish lost
-    await bus.publish(await store(orgId, 2));
+    await bus.transport.publish(await store(orgId, 2));
     await client.waitForCount(7);
     expect(seqs(client)).toEqual(upTo(7));
     expect(feed.lastSeq).toBe(7);
@@ -116,7 +114,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const feed = await feedOf(orgId);
     await store(orgId, 2500); // more than one page
     const attaching = attach(feed, 1000);
-    const live = store(orgId, 5).then((b) => bus.publish(b)); // may land during the replay: it waits in the queue
+    const live = store(orgId, 5).then((b) => bus.transport.publish(b)); // may land during the replay: it waits in the queue
     const { client } = await attaching;
     await live;
     await client.waitForCount(1505, 30_000);
@@ -134,7 +132,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     expect(old.client.comments.some((c) => c.startsWith('reset: events 2..3 are beyond the replay window of 3'))).toBe(true);
 
     const ahead = await attach(feed, 50);
-    await bus.publish(await store(orgId, 1));
+    await bus.transport.publish(await store(orgId, 1));
     await ahead.client.waitForCount(1);
     expect(seqs(ahead.client)).toEqual([7]);
     expect(ahead.client.comments.some((c) => c.startsWith('reset: Last-Event-ID 50 is ahead'))).toBe(true);
@@ -154,7 +152,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000 });
+    const feed = new OrgFeed(orgId, { db: racing, transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);
