@@ -10,6 +10,7 @@ import { consoleTable, evaluateTargets, machineLine, tableRows, type BenchResult
 import { resultsMarkdown } from './lib/results-md.js';
 import { prepareServer, ROOT, TMP } from './lib/service.js';
 import { runConnections } from './scenarios/connections.js';
+import { runBusBackends } from './scenarios/bus-backends.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runHistory } from './scenarios/history.js';
@@ -21,6 +22,7 @@ const SCENARIOS = {
   otlp: runOtlp,
   fanout: runFanout,
   crossInstance: runCrossInstance,
+  busBackends: runBusBackends,
   connections: runConnections,
   history: runHistory,
 } as const;

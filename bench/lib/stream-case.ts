@@ -22,6 +22,8 @@ export interface StreamCaseOptions {
   /** The seq of each batch's last event (by batch number), and the last seq stored, once publishing is over. */
   seqsOf(sent: SentBatch[]): Promise<{ lastSeqOf: Map<number, number>; finalSeq: number }>;
   log(line: string): void;
+  /** Called right before publishing starts and once every client has the last event (e.g. to read CPU counters). */
+  measure?: { start(): Promise<void>; stop(): Promise<void> };
 }
 
 export interface LatencySummary {
@@ -97,6 +99,7 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
     ready.forEach((r, i) => connected.set(workers[i].group.name, (connected.get(workers[i].group.name) ?? 0) + r.open));
     await publisher.next('ready');
     o.log(`    ${[...connected].map(([g, n]) => `${n} clients on ${g}`).join(', ')}; publishing (${o.publisher.mode}, batches of ${o.publisher.batchSize}) for ${o.publisher.durationMs / 1000} s`);
+    await o.measure?.start();
     publisher.send({ type: 'go' });
     const done = await publisher.next<WorkerMessage & { started: number; ended: number; sent: SentBatch[] }>('done', o.publisher.durationMs + 120_000);
     const ok = done.sent.filter((s) => s.status === 200);
@@ -104,6 +107,7 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
 
     for (const w of workers) w.worker.send({ type: 'cmd', seq: finalSeq, timeoutMs: 30_000 });
     await Promise.all(workers.map((w) => w.worker.next('drained', 60_000)));
+    await o.measure?.stop();
     const table = ok
       .filter((s) => lastSeqOf.has(s.batch))
       .map((s) => [lastSeqOf.get(s.batch)!, s.sendT, s.respT] as [number, number, number])
