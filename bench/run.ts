@@ -16,6 +16,7 @@ import { runFanout } from './scenarios/fanout.js';
 import { runHistory } from './scenarios/history.js';
 import { runIngest } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
+import { runPostgresCost } from './scenarios/postgres-cost.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -23,6 +24,7 @@ const SCENARIOS = {
   fanout: runFanout,
   crossInstance: runCrossInstance,
   busBackends: runBusBackends,
+  postgresCost: runPostgresCost,
   connections: runConnections,
   history: runHistory,
 } as const;

@@ -6,12 +6,13 @@ import type { FanoutSummary } from '../scenarios/fanout.js';
 import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
+import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; connections?: ConnectionsResult; history?: HistoryResult };
+  scenarios: { ingest?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -61,7 +62,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, busBackends: bb, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, busBackends: bb, postgresCost: pc, connections: c, history: h } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
@@ -106,6 +107,10 @@ export function tableRows(r: BenchResults): string[][] {
     ]);
   }
   if (bb) rows.push(...busBackendRows(bb));
+  if (pc) {
+    rows.push(['postgres cost', `per 1,000 events: CPU of every Postgres process (CHECKPOINT included) / the service (private Postgres ${pc.postgresVersion}, ingest workload, ${int(pc.eventsPerSecond)} events/s)`, `${pc.postgresCpuMsPer1000.toFixed(1)} ms / ${pc.serviceCpuMsPer1000.toFixed(1)} ms`, '', '', '']);
+    rows.push(['postgres cost', 'WAL bytes per event / database growth per event from empty', `${int(pc.walBytesPerEvent)} B / ${int(pc.databaseBytesPerEvent)} B`, '', '', '']);
+  }
   if (c) {
     rows.push([
       'connections',
@@ -190,7 +195,9 @@ function busBackendRows(bb: BusBackendsResult): string[][] {
   const [fd, bd] = both((r) => r.fanout.deliveriesPerSecond, millions);
   rows.push(['bus backends', `fan-out deliveries/s (${bb.fanout.clients} clients, batches of ${bb.fanout.batch})`, fd, bd, ratio(busMean(bb, 'redis-cluster', (r) => r.fanout.deliveriesPerSecond) / busMean(bb, 'redis', (r) => r.fanout.deliveriesPerSecond)), '']);
   const [fc, bc] = both((r) => r.fanout.deliveriesPerCpuSecond, millions);
-  rows.push(['bus backends', 'fan-out deliveries per CPU second of the service', fc, bc, '', '']);
+  rows.push(['bus backends', `fan-out deliveries per CPU second of the service (batches of ${bb.fanout.batch})`, fc, bc, '', '']);
+  const [xc, xb] = both((r) => r.crossInstance.deliveriesPerCpuSecond, millions);
+  rows.push(['bus backends', `cross-instance deliveries per CPU second of the two services (batches of ${bb.cross.batch}, ingest included)`, xc, xb, '', '']);
   const bytes = (pick: (r: BusRound) => number) => both(pick, (v) => `${int(v)} B`);
   const [cm, sm] = both((r) => r.crossInstance.broker.messageBytes, (v) => `${int(v)} B`);
   rows.push(['bus backends', 'published message bytes per event (cross-instance; one message per committed batch)', cm, sm, '', '']);

@@ -92,14 +92,14 @@ function busBackendsMarkdown(bb: BusBackendsResult): string[] {
       '(INFO stats, cpu, commandstats) summed over every node, from the first publish until every client had the last event, divided by the events published; ' +
       "they include the anomaly detector's counting scripts, which run for every tool call whatever the alert threshold.",
     '',
-    '| Round | Broker | cross-instance: other instance p50 / p99 / max | same instance p50 / p99 | broker cost per event (cross-instance) | fan-out deliveries/s | per service CPU s | fan-out p50 / p99 | broker cost per event (fan-out) |',
-    '|---|---|---|---|---|---:|---:|---|---|',
+    '| Round | Broker | cross-instance: other instance p50 / p99 / max | same instance p50 / p99 | deliveries per service CPU s | broker cost per event (cross-instance) | fan-out deliveries/s | per service CPU s | fan-out p50 / p99 | broker cost per event (fan-out) |',
+    '|---|---|---|---|---:|---|---:|---:|---|---|',
   ];
   for (const [k, r] of bb.rounds.entries()) {
     const x = r.crossInstance;
     const f = r.fanout;
     out.push(
-      `| ${k + 1} | ${name(r.backend)} (${r.nodes} node${r.nodes > 1 ? 's' : ''}) | ${ms(x.other.p50)} / ${ms(x.other.p99)} / ${ms(x.other.max)} | ${ms(x.same.p50)} / ${ms(x.same.p99)} | ${cost(x.broker)} | ` +
+      `| ${k + 1} | ${name(r.backend)} (${r.nodes} node${r.nodes > 1 ? 's' : ''}) | ${ms(x.other.p50)} / ${ms(x.other.p99)} / ${ms(x.other.max)} | ${ms(x.same.p50)} / ${ms(x.same.p99)} | ${int(x.deliveriesPerCpuSecond)} | ${cost(x.broker)} | ` +
         `${int(f.deliveriesPerSecond)} | ${int(f.deliveriesPerCpuSecond)} | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} | ${cost(f.broker)} |`,
     );
   }
@@ -108,7 +108,7 @@ function busBackendsMarkdown(bb: BusBackendsResult): string[] {
 }
 
 export function resultsMarkdown(r: BenchResults): string {
-  const { ingest: i, otlp: o, fanout: f, crossInstance: x, busBackends: bb, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, crossInstance: x, busBackends: bb, postgresCost: pc, connections: c, history: h } = r.scenarios;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
@@ -210,6 +210,19 @@ export function resultsMarkdown(r: BenchResults): string {
     );
   }
   if (bb) out.push(...busBackendsMarkdown(bb));
+  if (pc) {
+    out.push(
+      '### Postgres cost per event',
+      '',
+      `The ingest workload (4 senders x 500-line CloudWatch batches, ${pc.seconds.toFixed(1)} s) into a Postgres ${pc.postgresVersion} cluster of the scenario's own ` +
+        '(initdb, default settings, a spare port), so that everything it spends is the service\'s. ' +
+        `${int(pc.eventsStored)} events stored (${int(pc.eventsPerSecond)}/s). Per 1,000 events: CPU of every Postgres process (backends, WAL writer, ` +
+        `checkpointer, autovacuum, the postmaster's reaped children; a CHECKPOINT at the end included) ${pc.postgresCpuMsPer1000.toFixed(1)} ms, the service ` +
+        `${pc.serviceCpuMsPer1000.toFixed(1)} ms. WAL ${int(pc.walBytesPerEvent)} B per event; ` +
+        `the database grew by ${int(pc.databaseBytesPerEvent)} B per event from empty (the history scenario measures it at millions of events).`,
+      '',
+    );
+  }
   if (c) {
     out.push(
       '### Connections',

@@ -41,6 +41,9 @@ export interface BusCrossInstanceCase {
   other: LatencySummary;
   same: LatencySummary;
   deliveries: number;
+  /** Both service processes' CPU from the first publish until every client had the last event (A's ingest included). */
+  serviceCpuSeconds: number;
+  deliveriesPerCpuSecond: number;
   broker: BrokerCostPerEvent;
 }
 
@@ -157,6 +160,9 @@ async function crossInstanceCase(ctx: RunContext, envOf: EnvOf, broker: Broker, 
       try {
         const org = await createOrg(a.url, ctx.adminToken, `bus backends ${n}`);
         const meter = await brokerMeter(broker, env.REDIS_PREFIX, org.id);
+        let cpu0 = 0;
+        let cpu = 0;
+        const serviceCpu = () => cpuSeconds(a.pid) + cpuSeconds(b.pid);
         const r: StreamCaseResult = await runStreamCase({
           publishUrl: a.url,
           key: org.key,
@@ -168,13 +174,25 @@ async function crossInstanceCase(ctx: RunContext, envOf: EnvOf, broker: Broker, 
           publisher: { mode: 'paced', rate: CROSS.rate, batchSize: CROSS.batch, durationMs: CROSS.durationMs, concurrency: 1 },
           log: ctx.log,
           seqsOf: seqLookup(db, org.id, 'bx', CROSS.batch),
-          measure: meter,
+          measure: {
+            async start() {
+              await meter.start();
+              cpu0 = serviceCpu();
+            },
+            async stop() {
+              cpu = serviceCpu() - cpu0;
+              await meter.stop();
+            },
+          },
         });
+        const deliveries = r.groups.other.deliveries + r.groups.same.deliveries;
         return {
           eventsPerSecond: r.eventsPerSecond,
           other: r.groups.other.latencyAfterResponseMs,
           same: r.groups.same.latencyAfterResponseMs,
-          deliveries: r.groups.other.deliveries + r.groups.same.deliveries,
+          deliveries,
+          serviceCpuSeconds: cpu,
+          deliveriesPerCpuSecond: deliveries / cpu,
           broker: meter.cost(r.eventsPublished),
         };
       } finally {
