@@ -80,7 +80,7 @@ function historyMarkdown(h: HistoryResult): string[] {
 function busBackendsMarkdown(bb: BusBackendsResult): string[] {
   const name = (b: BusRound['backend']) => (b === 'redis' ? 'one Redis' : 'Redis Cluster');
   const cost = (c: BusRound['crossInstance']['broker']) =>
-    `${c.publishes.toFixed(3)} publishes of ${int(c.messageBytes)} B, ${c.commands.toFixed(1)} commands (script steps included), ${int(c.bytesIn)} B in + ${int(c.bytesOut)} B out, ${int(c.replicationBytes)} B to replicas, ${c.cpuMicroseconds.toFixed(1)} us of Redis CPU`;
+    `${c.publishes.toFixed(3)} publishes of ${int(c.messageBytes)} B, ${c.commands.toFixed(1)} commands (script steps included), ${int(c.bytesIn)} B in + ${int(c.bytesOut)} B out, ${int(c.replicationBytes)} B to replicas, ${c.cpuMicroseconds.toFixed(1)} us of Redis CPU; ${c.usecPerPublish.toFixed(1)} us per publish, ${c.scriptsPerEvent.toFixed(2)} counter scripts per event at ${c.usecPerScript.toFixed(1)} us`;
   const out = [
     '### Bus backends: one Redis and a Redis Cluster',
     '',

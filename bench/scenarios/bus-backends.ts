@@ -34,6 +34,11 @@ export interface BrokerCostPerEvent {
   replicationBytes: number;
   /** CPU of every redis-server of the broker, per event. */
   cpuMicroseconds: number;
+  /** Redis's time per publish (its writes to the subscribers' buffers included), and per call of the counters' scripts. */
+  usecPerPublish: number;
+  usecPerScript: number;
+  /** Counter script calls (EVALSHA) per event. */
+  scriptsPerEvent: number;
 }
 
 export interface BusCrossInstanceCase {
@@ -126,6 +131,9 @@ function perEvent(d: RedisCounters, events: number, messageBytes: number): Broke
     bytesOut: (d.netOut - messageBytes) / events,
     replicationBytes: d.replOut / events,
     cpuMicroseconds: (d.cpu * 1e6) / events,
+    usecPerPublish: ((d.usec.publish ?? 0) + (d.usec.spublish ?? 0)) / Math.max(1, (d.calls.publish ?? 0) + (d.calls.spublish ?? 0)),
+    usecPerScript: ((d.usec.evalsha ?? 0) + (d.usec.eval ?? 0)) / Math.max(1, (d.calls.evalsha ?? 0) + (d.calls.eval ?? 0)),
+    scriptsPerEvent: ((d.calls.evalsha ?? 0) + (d.calls.eval ?? 0)) / events,
   };
 }
 
