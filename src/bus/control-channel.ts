@@ -31,7 +31,7 @@ function listenerTable() {
   };
 }
 
-/** The control channel on one channel of the link; `subscribed` resolves once the broker confirmed the subscription. */
+/** The control channel on one channel of the link; `subscribed` settles once the broker answered its first subscribe. */
 export function createLinkControlChannel(link: PubSubLink, channel: string, logger: Logger): ControlChannel & { subscribed: Promise<void> } {
   const listeners = listenerTable();
   const resubscribed: (() => void)[] = [];
@@ -47,8 +47,8 @@ export function createLinkControlChannel(link: PubSubLink, channel: string, logg
   link.onResubscribed(() => {
     for (const l of resubscribed) l();
   });
-  const subscribed = link.subscribe(channel);
-  subscribed.catch((err: Error) => logger.warn({ err: { message: err.message } }, 'control channel subscribe failed; retried on reconnection'));
+  // Settles either way: a failed subscribe is retried by the link on reconnection, and readiness then follows the link.
+  const subscribed = link.subscribe(channel).catch((err: Error) => logger.warn({ err: { message: err.message } }, 'control channel subscribe failed; retried on reconnection'));
   return {
     subscribed,
     async publish(message) {
