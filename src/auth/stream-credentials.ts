@@ -20,7 +20,7 @@ export interface CredentialHolders {
 
 export interface StreamCredentialDeps {
   authRepo: Pick<AuthRepo, 'invalidCredentials'>;
-  control: Pick<ControlChannel, 'on'>;
+  control: Pick<ControlChannel, 'on' | 'onResubscribed'>;
   logger: Logger;
   /** How often every open stream's credentials are checked again (AUTH_RECHECK_MS). */
   recheckMs: number;
@@ -52,6 +52,10 @@ export function watchStreamCredentials(deps: StreamCredentialDeps, holders: Cred
   });
   deps.control.on('end_login', (m) => {
     if (!stopped) holders.end((c) => c.loginSessionId === m.loginSessionId, 'signed out');
+  });
+  // Revocations broadcast while the control channel was away are lost: check every stream at once when it is back.
+  deps.control.onResubscribed(() => {
+    if (!stopped) void recheck();
   });
 
   return {
