@@ -195,9 +195,15 @@ function busBackendRows(bb: BusBackendsResult): string[][] {
   const [fd, bd] = both((r) => r.fanout.deliveriesPerSecond, millions);
   rows.push(['bus backends', `fan-out deliveries/s (${bb.fanout.clients} clients, batches of ${bb.fanout.batch})`, fd, bd, ratio(busMean(bb, 'redis-cluster', (r) => r.fanout.deliveriesPerSecond) / busMean(bb, 'redis', (r) => r.fanout.deliveriesPerSecond)), '']);
   const [fc, bc] = both((r) => r.fanout.deliveriesPerCpuSecond, millions);
-  rows.push(['bus backends', `fan-out deliveries per CPU second of the service (batches of ${bb.fanout.batch})`, fc, bc, '', '']);
+  rows.push(['bus backends', `fan-out deliveries per CPU second of the service (requests of ${bb.fanout.batch})`, fc, bc, '', '']);
   const [xc, xb] = both((r) => r.crossInstance.deliveriesPerCpuSecond, millions);
-  rows.push(['bus backends', `cross-instance deliveries per CPU second of the two services (batches of ${bb.cross.batch}, ingest included)`, xc, xb, '', '']);
+  rows.push(['bus backends', `cross-instance deliveries per CPU second of the two services (requests of ${bb.cross.batch}, ingest included)`, xc, xb, '', '']);
+  const us = (v: number) => `${v.toFixed(1)} us`;
+  const perWrite = (pick: (r: BusRound) => { cpuMicrosecondsPerWrite: number }) => both((r) => pick(r).cpuMicrosecondsPerWrite, us);
+  const [fw, bw] = perWrite((r) => r.fanout);
+  rows.push(['bus backends', `fan-out: service CPU per batch written to a stream (${int(busMean(bb, 'redis', (r) => r.fanout.eventsPerBatch))} events per published batch)`, fw, bw, '', '']);
+  const [cw, sw] = perWrite((r) => r.crossInstance);
+  rows.push(['bus backends', `cross-instance: service CPU per batch written to a stream (${int(busMean(bb, 'redis', (r) => r.crossInstance.eventsPerBatch))} events per published batch)`, cw, sw, '', '']);
   const bytes = (pick: (r: BusRound) => number) => both(pick, (v) => `${int(v)} B`);
   const [cm, sm] = both((r) => r.crossInstance.broker.messageBytes, (v) => `${int(v)} B`);
   rows.push(['bus backends', 'published message bytes per event (cross-instance; one message per committed batch)', cm, sm, '', '']);

@@ -99,8 +99,8 @@ function busBackendsMarkdown(bb: BusBackendsResult): string[] {
     const x = r.crossInstance;
     const f = r.fanout;
     out.push(
-      `| ${k + 1} | ${name(r.backend)} (${r.nodes} node${r.nodes > 1 ? 's' : ''}) | ${ms(x.other.p50)} / ${ms(x.other.p99)} / ${ms(x.other.max)} | ${ms(x.same.p50)} / ${ms(x.same.p99)} | ${int(x.deliveriesPerCpuSecond)} | ${cost(x.broker)} | ` +
-        `${int(f.deliveriesPerSecond)} | ${int(f.deliveriesPerCpuSecond)} | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} | ${cost(f.broker)} |`,
+      `| ${k + 1} | ${name(r.backend)} (${r.nodes} node${r.nodes > 1 ? 's' : ''}) | ${ms(x.other.p50)} / ${ms(x.other.p99)} / ${ms(x.other.max)} | ${ms(x.same.p50)} / ${ms(x.same.p99)} | ${int(x.deliveriesPerCpuSecond)} (${x.cpuMicrosecondsPerWrite.toFixed(1)} us per write of ${int(x.eventsPerBatch)} events) | ${cost(x.broker)} | ` +
+        `${int(f.deliveriesPerSecond)} | ${int(f.deliveriesPerCpuSecond)} (${f.cpuMicrosecondsPerWrite.toFixed(1)} us per write of ${int(f.eventsPerBatch)} events) | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} | ${cost(f.broker)} |`,
     );
   }
   out.push('');

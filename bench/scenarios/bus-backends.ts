@@ -49,6 +49,9 @@ export interface BusCrossInstanceCase {
   /** Both service processes' CPU from the first publish until every client had the last event (A's ingest included). */
   serviceCpuSeconds: number;
   deliveriesPerCpuSecond: number;
+  /** Events per published batch (group commit merges requests that wait), and service CPU per batch written to a stream. */
+  eventsPerBatch: number;
+  cpuMicrosecondsPerWrite: number;
   broker: BrokerCostPerEvent;
 }
 
@@ -59,6 +62,8 @@ export interface BusFanoutCase {
   /** The service process's CPU from the first publish until every client had the last event (its ingest included). */
   serviceCpuSeconds: number;
   deliveriesPerCpuSecond: number;
+  eventsPerBatch: number;
+  cpuMicrosecondsPerWrite: number;
   broker: BrokerCostPerEvent;
 }
 
@@ -194,6 +199,9 @@ async function crossInstanceCase(ctx: RunContext, envOf: EnvOf, broker: Broker, 
           },
         });
         const deliveries = r.groups.other.deliveries + r.groups.same.deliveries;
+        const cost = meter.cost(r.eventsPublished);
+        // Each published batch is one write to each of the streams.
+        const writes = cost.publishes * r.eventsPublished * 2 * CROSS.clientsPerInstance;
         return {
           eventsPerSecond: r.eventsPerSecond,
           other: r.groups.other.latencyAfterResponseMs,
@@ -201,7 +209,9 @@ async function crossInstanceCase(ctx: RunContext, envOf: EnvOf, broker: Broker, 
           deliveries,
           serviceCpuSeconds: cpu,
           deliveriesPerCpuSecond: deliveries / cpu,
-          broker: meter.cost(r.eventsPublished),
+          eventsPerBatch: 1 / cost.publishes,
+          cpuMicrosecondsPerWrite: (cpu * 1e6) / writes,
+          broker: cost,
         };
       } finally {
         await b.stop();
@@ -244,13 +254,17 @@ async function fanoutCase(ctx: RunContext, envOf: EnvOf, broker: Broker, n: numb
         },
       });
       const g = r.groups.service;
+      const cost = meter.cost(r.eventsPublished);
+      const writes = cost.publishes * r.eventsPublished * FANOUT.clients;
       return {
         eventsPerSecond: r.eventsPerSecond,
         deliveriesPerSecond: g.deliveriesPerSecond,
         latency: g.latencyAfterResponseMs,
         serviceCpuSeconds: cpu,
         deliveriesPerCpuSecond: g.deliveries / cpu,
-        broker: meter.cost(r.eventsPublished),
+        eventsPerBatch: 1 / cost.publishes,
+        cpuMicrosecondsPerWrite: (cpu * 1e6) / writes,
+        broker: cost,
       };
     } finally {
       await svc.stop();
