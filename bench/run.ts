@@ -10,6 +10,7 @@ import { consoleTable, evaluateTargets, machineLine, tableRows, type BenchResult
 import { resultsMarkdown } from './lib/results-md.js';
 import { prepareServer, ROOT, TMP } from './lib/service.js';
 import { runConnections } from './scenarios/connections.js';
+import { runBusBackends } from './scenarios/bus-backends.js';
 import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runFanoutResume } from './scenarios/fanout-resume.js';
@@ -17,6 +18,7 @@ import { runHistory } from './scenarios/history.js';
 import { runIngest, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
 import { runSinks } from './scenarios/sinks.js';
+import { runPostgresCost } from './scenarios/postgres-cost.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -26,6 +28,8 @@ const SCENARIOS = {
   fanout: runFanout,
   fanoutResume: runFanoutResume,
   crossInstance: runCrossInstance,
+  busBackends: runBusBackends,
+  postgresCost: runPostgresCost,
   connections: runConnections,
   history: runHistory,
 } as const;

@@ -11,8 +11,7 @@ import { createDb } from './db/create-db.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createOrgReadSlots, type OrgReadSlots } from './db/org-read-slots.js';
-import { createBus } from './bus/create-bus.js';
-import type { Bus } from './bus/bus.js';
+import { createBus, type Bus } from './bus/create-bus.js';
 import { createMetrics, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
 import { AppError } from './http/errors.js';
@@ -138,11 +137,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
-  const keys = createApiKeyService(authRepo, bus);
+  const keys = createApiKeyService(authRepo, bus.control);
   const hasher = createPasswordHasher({ concurrency: config.PASSWORD_HASH_CONCURRENCY, queueMax: config.PASSWORD_HASH_QUEUE_MAX });
   const eventLog = createEventLog({
     db,
-    bus,
+    transport: bus.transport,
     logger,
     sink: rowSinkFor(config.EVENT_LOG_SINK, db.kind),
     maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
@@ -177,7 +176,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     onRefuse: () => metrics.orgReadRefusals.inc(),
   });
   const onPageCut = () => metrics.pagesCutByBytes.inc();
-  const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics, reads });
+  const hub = createStreamHub({ config, db, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
   const anomaly = createAnomalyFeature({ config, db, auth, eventLog, logger, metrics });
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
@@ -215,7 +214,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerTextParsers(app);
 
   registerHealthRoutes(app, { db, bus, metrics });
-  registerAuthRoutes(app, { config, repo: authRepo, auth, bus, hasher });
+  registerAuthRoutes(app, { config, repo: authRepo, auth, control: bus.control, hasher });
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });

@@ -1,5 +1,6 @@
 // Every setting of the service, read from an environment object and validated with zod.
 import { z } from 'zod';
+import { parseClusterSeeds } from './shared/redis-target.js';
 
 const bool = (def: boolean) =>
   z
@@ -37,6 +38,19 @@ export const configSchema = z.object({
   SEED_DEMO: bool(true),
 
   REDIS_URL: z.preprocess(emptyAsUndefined, z.string().url().optional()),
+  /**
+   * Seeds of a Redis Cluster, comma-separated `host:port` or `redis[s]://[user:password@]host:port`: the bus (sharded
+   * pub/sub) and the anomaly counters use the cluster. Instead of REDIS_URL, never with it.
+   */
+  REDIS_CLUSTER_NODES: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v, ctx) => {
+    if (!v) return [];
+    try {
+      return parseClusterSeeds(v);
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  }),
   REDIS_PREFIX: z.string().default('audit-stream:'),
 
   ADMIN_TOKEN: z.preprocess(emptyAsUndefined, z.string().min(16).optional()),
@@ -120,6 +134,11 @@ export const configSchema = z.object({
   ANOMALY_MAX_KEYS: int(20_000, 1),
 
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
+}).superRefine((c, ctx) => {
+  if (c.REDIS_CLUSTER_NODES.length === 0) return;
+  if (c.REDIS_URL) ctx.addIssue({ code: 'custom', path: ['REDIS_CLUSTER_NODES'], message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both' });
+  // In a cluster the organization id is the hash tag ({...}) of its channel and keys; a brace in the prefix would take its place.
+  if (/[{}]/.test(c.REDIS_PREFIX)) ctx.addIssue({ code: 'custom', path: ['REDIS_PREFIX'], message: 'must not contain { or } when REDIS_CLUSTER_NODES is set' });
 });
 
 export type Config = z.output<typeof configSchema>;
@@ -138,7 +157,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(
       result.error.issues.map((i) => {
         const name = String(i.path[0] ?? '(root)');
-        const shown = /TOKEN|URL|PASSWORD|SECRET/.test(name) ? '(value hidden)' : JSON.stringify(env[name]);
+        const shown = /TOKEN|URL|PASSWORD|SECRET|NODES/.test(name) ? '(value hidden)' : JSON.stringify(env[name]);
         return `${name}: ${i.message} (got ${shown})`;
       }),
     );

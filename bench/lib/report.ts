@@ -1,4 +1,5 @@
 // Turns the scenario results into the target verdicts, the printed table, bench/results.json and bench/RESULTS.md.
+import type { BusBackend, BusBackendsResult, BusRound } from '../scenarios/bus-backends.js';
 import type { ConnectionsResult } from '../scenarios/connections.js';
 import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
@@ -6,12 +7,13 @@ import type { FanoutResumeSummary } from '../scenarios/fanout-resume.js';
 import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
+import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; connections?: ConnectionsResult; history?: HistoryResult };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -72,7 +74,7 @@ const verdict = (p: boolean | null) => (p === null ? 'not run' : p ? 'PASS' : 'F
 
 /** Rows of the figures table: scenario, measure, service, baseline, ratio, target, result. */
 export function tableRows(r: BenchResults): string[][] {
-  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, busBackends: bb, postgresCost: pc, connections: c, history: h } = r.scenarios;
   const t = (name: string) => r.targets.find((tt) => tt.name.startsWith(name));
   const rows: string[][] = [];
   if (i) {
@@ -161,6 +163,11 @@ export function tableRows(r: BenchResults): string[][] {
       `p99 <= 25 ms: ${verdict(t('cross-instance')!.pass)}`,
     ]);
   }
+  if (bb) rows.push(...busBackendRows(bb));
+  if (pc) {
+    rows.push(['postgres cost', `per 1,000 events: CPU of every Postgres process (CHECKPOINT included) / the service (private Postgres ${pc.postgresVersion}, ingest workload, ${int(pc.eventsPerSecond)} events/s)`, `${pc.postgresCpuMsPer1000.toFixed(1)} ms / ${pc.serviceCpuMsPer1000.toFixed(1)} ms`, '', '', '']);
+    rows.push(['postgres cost', 'WAL bytes per event / database growth per event from empty', `${int(pc.walBytesPerEvent)} B / ${int(pc.databaseBytesPerEvent)} B`, '', '', '']);
+  }
   if (c) {
     rows.push([
       'connections',
@@ -225,6 +232,44 @@ export function tableRows(r: BenchResults): string[][] {
       }
     }
   }
+  return rows;
+}
+
+/** The mean of a figure over the rounds of one backend. */
+export function busMean(bb: BusBackendsResult, backend: BusBackend, f: (r: BusRound) => number): number {
+  const xs = bb.rounds.filter((r) => r.backend === backend).map(f);
+  return xs.reduce((a, b) => a + b, 0) / xs.length;
+}
+
+/** Rows of the bus backends scenario: the cluster in the service column, one Redis as the baseline. */
+function busBackendRows(bb: BusBackendsResult): string[][] {
+  const both = (f: (r: BusRound) => number, fmt: (n: number) => string) => [fmt(busMean(bb, 'redis-cluster', f)), `${fmt(busMean(bb, 'redis', f))} (one Redis)`];
+  const lat = (backend: BusBackend) => `${ms(busMean(bb, backend, (r) => r.crossInstance.other.p50))} / ${ms(busMean(bb, backend, (r) => r.crossInstance.other.p99))}`;
+  const n = bb.rounds.length / 2;
+  const rows: string[][] = [];
+  const [co, bo] = [lat('redis-cluster'), `${lat('redis')} (one Redis)`];
+  rows.push(['bus backends', `Redis Cluster (3 masters + 3 replicas) vs one Redis: cross-instance latency on the other instance p50 / p99 (${bb.cross.clientsPerInstance} + ${bb.cross.clientsPerInstance} clients, ${bb.cross.rate} events/s; mean of ${n} rounds each)`, co, bo, ratio(busMean(bb, 'redis-cluster', (r) => r.crossInstance.other.p99) / busMean(bb, 'redis', (r) => r.crossInstance.other.p99)), '']);
+  const [fd, bd] = both((r) => r.fanout.deliveriesPerSecond, millions);
+  rows.push(['bus backends', `fan-out deliveries/s (${bb.fanout.clients} clients, batches of ${bb.fanout.batch})`, fd, bd, ratio(busMean(bb, 'redis-cluster', (r) => r.fanout.deliveriesPerSecond) / busMean(bb, 'redis', (r) => r.fanout.deliveriesPerSecond)), '']);
+  const [fc, bc] = both((r) => r.fanout.deliveriesPerCpuSecond, millions);
+  rows.push(['bus backends', `fan-out deliveries per CPU second of the service (requests of ${bb.fanout.batch})`, fc, bc, '', '']);
+  const [xc, xb] = both((r) => r.crossInstance.deliveriesPerCpuSecond, millions);
+  rows.push(['bus backends', `cross-instance deliveries per CPU second of the two services (requests of ${bb.cross.batch}, ingest included)`, xc, xb, '', '']);
+  const us = (v: number) => `${v.toFixed(1)} us`;
+  const perWrite = (pick: (r: BusRound) => { cpuMicrosecondsPerWrite: number }) => both((r) => pick(r).cpuMicrosecondsPerWrite, us);
+  const [fw, bw] = perWrite((r) => r.fanout);
+  rows.push(['bus backends', `fan-out: service CPU per batch written to a stream (${int(busMean(bb, 'redis', (r) => r.fanout.eventsPerBatch))} events per published batch)`, fw, bw, '', '']);
+  const [cw, sw] = perWrite((r) => r.crossInstance);
+  rows.push(['bus backends', `cross-instance: service CPU per batch written to a stream (${int(busMean(bb, 'redis', (r) => r.crossInstance.eventsPerBatch))} events per published batch)`, cw, sw, '', '']);
+  const bytes = (pick: (r: BusRound) => number) => both(pick, (v) => `${int(v)} B`);
+  const [cm, sm] = both((r) => r.crossInstance.broker.messageBytes, (v) => `${int(v)} B`);
+  rows.push(['bus backends', 'published message bytes per event (cross-instance; one message per committed batch)', cm, sm, '', '']);
+  const [cb, sb] = bytes((r) => r.crossInstance.broker.bytesIn + r.crossInstance.broker.bytesOut);
+  rows.push(['bus backends', `broker bytes in + out per event, anomaly counters included (cross-instance, batches of ${bb.cross.batch}, 2 subscribing instances; replication not included)`, cb, sb, '', '']);
+  const [cr, sr] = bytes((r) => r.crossInstance.broker.replicationBytes);
+  rows.push(['bus backends', 'broker replication bytes per event (cross-instance)', cr, sr, '', '']);
+  const [cu, su] = both((r) => r.crossInstance.broker.cpuMicroseconds, (v) => `${v.toFixed(1)} us`);
+  rows.push(['bus backends', 'broker CPU per event, all nodes (cross-instance)', cu, su, '', '']);
   return rows;
 }
 

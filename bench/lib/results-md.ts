@@ -1,5 +1,6 @@
 // Writes bench/RESULTS.md: machine, table, target verdicts and the details behind each figure.
 import { int, machineLine, markdownTable, millionsOf, ms, ratio, tableRows, type BenchResults } from './report.js';
+import type { BusBackendsResult, BusRound } from '../scenarios/bus-backends.js';
 import type { HistoryResult } from '../scenarios/history.js';
 
 const mib = (b: number) => `${(b / 2 ** 20).toFixed(1)} MiB`;
@@ -76,8 +77,38 @@ function historyMarkdown(h: HistoryResult): string[] {
   return out;
 }
 
+function busBackendsMarkdown(bb: BusBackendsResult): string[] {
+  const name = (b: BusRound['backend']) => (b === 'redis' ? 'one Redis' : 'Redis Cluster');
+  const cost = (c: BusRound['crossInstance']['broker']) =>
+    `${c.publishes.toFixed(3)} publishes of ${int(c.messageBytes)} B, ${c.commands.toFixed(1)} commands (script steps included), ${int(c.bytesIn)} B in + ${int(c.bytesOut)} B out, ${int(c.replicationBytes)} B to replicas, ${c.cpuMicroseconds.toFixed(1)} us of Redis CPU; ${c.usecPerPublish.toFixed(1)} us per publish, ${c.scriptsPerEvent.toFixed(2)} counter scripts per event at ${c.usecPerScript.toFixed(1)} us`;
+  const out = [
+    '### Bus backends: one Redis and a Redis Cluster',
+    '',
+    `The cross-instance and fan-out cases on brokers of the scenario's own, in turn: a private \`redis-server\`, then a private Redis Cluster ` +
+      '(three masters with one replica each, made by `redis-cli --cluster create`; the service with `REDIS_CLUSTER_NODES`, sharded pub/sub), then the ' +
+      `cluster again and one Redis again (${bb.rounds.map((r) => name(r.backend)).join(', ')}). Cross-instance: two service processes, ${bb.cross.clientsPerInstance} clients on each, ` +
+      `${bb.cross.rate} events/s posted to A as batches of ${bb.cross.batch} for ${bb.cross.durationMs / 1000} s. Fan-out: one process, ${bb.fanout.clients} clients of one organization, ` +
+      `batches of ${bb.fanout.batch} posted as fast as taken (${bb.fanout.inFlight} in flight) for ${bb.fanout.durationMs / 1000} s. Broker figures are Redis's own counters ` +
+      '(INFO stats, cpu, commandstats) summed over every node, from the first publish until every client had the last event, divided by the events published; ' +
+      "they include the anomaly detector's counting scripts, which run for every tool call whatever the alert threshold.",
+    '',
+    '| Round | Broker | cross-instance: other instance p50 / p99 / max | same instance p50 / p99 | deliveries per service CPU s | broker cost per event (cross-instance) | fan-out deliveries/s | per service CPU s | fan-out p50 / p99 | broker cost per event (fan-out) |',
+    '|---|---|---|---|---:|---|---:|---:|---|---|',
+  ];
+  for (const [k, r] of bb.rounds.entries()) {
+    const x = r.crossInstance;
+    const f = r.fanout;
+    out.push(
+      `| ${k + 1} | ${name(r.backend)} (${r.nodes} node${r.nodes > 1 ? 's' : ''}) | ${ms(x.other.p50)} / ${ms(x.other.p99)} / ${ms(x.other.max)} | ${ms(x.same.p50)} / ${ms(x.same.p99)} | ${int(x.deliveriesPerCpuSecond)} (${x.cpuMicrosecondsPerWrite.toFixed(1)} us per write of ${int(x.eventsPerBatch)} events) | ${cost(x.broker)} | ` +
+        `${int(f.deliveriesPerSecond)} | ${int(f.deliveriesPerCpuSecond)} (${f.cpuMicrosecondsPerWrite.toFixed(1)} us per write of ${int(f.eventsPerBatch)} events) | ${ms(f.latency.p50)} / ${ms(f.latency.p99)} | ${cost(f.broker)} |`,
+    );
+  }
+  out.push('');
+  return out;
+}
+
 export function resultsMarkdown(r: BenchResults): string {
-  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, connections: c, history: h } = r.scenarios;
+  const { ingest: i, otlp: o, fanout: f, fanoutResume: fr, crossInstance: x, busBackends: bb, postgresCost: pc, connections: c, history: h } = r.scenarios;
   const out: string[] = [];
   out.push('# Benchmark results', '');
   out.push(`Written by \`npm run bench\` on ${r.machine.date} in ${Math.round(r.totalSeconds)} s.`, '');
@@ -201,6 +232,20 @@ export function resultsMarkdown(r: BenchResults): string {
       `Figures of the median of ${x.trials.length} trials (by p99 on B; same two processes, a new organization each): p50 / p99 / max on B ` +
         x.trials.map((t) => `${ms(t.p50)} / ${ms(t.p99)} / ${ms(t.max)}`).join('; ') +
         '.',
+      '',
+    );
+  }
+  if (bb) out.push(...busBackendsMarkdown(bb));
+  if (pc) {
+    out.push(
+      '### Postgres cost per event',
+      '',
+      `The ingest workload (4 senders x 500-line CloudWatch batches, ${pc.seconds.toFixed(1)} s) into a Postgres ${pc.postgresVersion} cluster of the scenario's own ` +
+        '(initdb, default settings, a spare port), so that everything it spends is the service\'s. ' +
+        `${int(pc.eventsStored)} events stored (${int(pc.eventsPerSecond)}/s). Per 1,000 events: CPU of every Postgres process (backends, WAL writer, ` +
+        `checkpointer, autovacuum, the postmaster's reaped children; a CHECKPOINT at the end included) ${pc.postgresCpuMsPer1000.toFixed(1)} ms, the service ` +
+        `${pc.serviceCpuMsPer1000.toFixed(1)} ms. WAL ${int(pc.walBytesPerEvent)} B per event; ` +
+        `the database grew by ${int(pc.databaseBytesPerEvent)} B per event from empty (the history scenario measures it at millions of events).`,
       '',
     );
   }

@@ -27,6 +27,8 @@ export interface StreamCaseOptions {
   /** The seq of each batch's last event (by batch number), and the last seq stored, once publishing is over. */
   seqsOf(sent: SentBatch[]): Promise<{ lastSeqOf: Map<number, number>; finalSeq: number }>;
   log(line: string): void;
+  /** Called right before publishing starts and once every client has the last event (e.g. to read CPU counters). */
+  measure?: { start(): Promise<void>; stop(): Promise<void> };
 }
 
 export interface LatencySummary {
@@ -119,6 +121,7 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
     await publisher.next('ready');
     const span = o.publisher.mode === 'burst' ? `${o.publisher.batches} of them` : `for ${o.publisher.durationMs / 1000} s`;
     o.log(`    ${[...connected].map(([g, n]) => `${n} clients on ${g}`).join(', ')}; publishing (${o.publisher.mode}, batches of ${o.publisher.batchSize}) ${span}`);
+    await o.measure?.start();
     publisher.send({ type: 'go' });
     const done = await publisher.next<WorkerMessage & { started: number; ended: number; sent: SentBatch[] }>('done', o.publisher.durationMs + 120_000);
     const ok = done.sent.filter((s) => s.status === 200);
@@ -127,6 +130,7 @@ export async function runStreamCase(o: StreamCaseOptions): Promise<StreamCaseRes
     const drainMs = o.drainTimeoutMs ?? 30_000;
     for (const w of workers) w.worker.send({ type: 'cmd', seq: finalSeq, timeoutMs: drainMs });
     await Promise.all(workers.map((w) => w.worker.next('drained', drainMs + 30_000)));
+    await o.measure?.stop();
     const table = ok
       .filter((s) => lastSeqOf.has(s.batch))
       .map((s) => [lastSeqOf.get(s.batch)!, s.sendT, s.respT] as [number, number, number])

@@ -10,6 +10,7 @@ import { emitAnomaly } from './anomaly-events.js';
 import { createMemoryRateCounter } from './memory-rate-counter.js';
 import type { RateCounter } from './rate-counter.js';
 import { createRedisRateCounter } from './redis-rate-counter.js';
+import { redisTarget } from '../shared/redis-target.js';
 import { defaultSettings, readSettings } from './settings-repo.js';
 import { registerSettingsRoutes } from './settings-routes.js';
 import { createSpikeMonitor } from './spike-monitor.js';
@@ -25,9 +26,10 @@ export interface AnomalyDeps {
   now?: () => number;
 }
 
-/** Counts are shared through Redis when REDIS_URL is set (every instance sees them); in process otherwise. */
+/** Counts are shared through Redis (or a Redis Cluster) when one is set (every instance sees them); in process otherwise. */
 function createCounter(config: Config, logger: Logger): RateCounter {
-  if (config.REDIS_URL) return createRedisRateCounter({ url: config.REDIS_URL, prefix: config.REDIS_PREFIX, logger, maxKeys: config.ANOMALY_MAX_KEYS });
+  const target = redisTarget(config);
+  if (target) return createRedisRateCounter({ target, prefix: config.REDIS_PREFIX, logger, maxKeys: config.ANOMALY_MAX_KEYS });
   return createMemoryRateCounter(config.ANOMALY_MAX_KEYS);
 }
 

@@ -23,6 +23,7 @@ export interface RateObservation {
  */
 export interface RateCounter {
   readonly kind: 'redis' | 'memory';
+  // Keys begin with the organization id and a ':' (counterKey): on a Redis Cluster that part is their hash tag.
   /** Adds calls to a key (and remembers their sessions), then reads the window count and the minute history. */
   record(key: string, input: RecordInput): Promise<RateObservation>;
   /** Sessions seen for the key within the window (at most MAX_TRACKED_SESSIONS, most recent first). */

@@ -1,6 +1,7 @@
-// RateCounter over Redis: per-key hashes of window buckets and minutes, a session zset and an alert gate, each updated by one Lua call.
-import { Redis } from 'ioredis';
+// RateCounter over Redis (one node or a cluster): per-key hashes of window buckets and minutes, a session zset and an
+// alert gate, each updated by one Lua call.
 import type { Logger } from 'pino';
+import { createRedisClient, type RedisTarget } from '../shared/redis-target.js';
 import { baselineMinutes, GATE_RETENTION_MS, MAX_TRACKED_SESSIONS, minuteOf, retentionMs, windowBuckets, type RateCounter, type RecordInput } from './rate-counter.js';
 
 /**
@@ -78,7 +79,8 @@ interface CounterCommands {
 }
 
 export interface RedisRateCounterOptions {
-  url: string;
+  /** One Redis (REDIS_URL) or a cluster (REDIS_CLUSTER_NODES). */
+  target: RedisTarget;
   /** Prefix of every key (config.REDIS_PREFIX). */
   prefix: string;
   logger: Logger;
@@ -89,13 +91,11 @@ export interface RedisRateCounterOptions {
 const ERROR_LOG_INTERVAL_MS = 30_000;
 
 export function createRedisRateCounter(opts: RedisRateCounterOptions): RateCounter {
-  const redis = new Redis(opts.url, {
-    lazyConnect: true,
-    connectionName: 'audit-stream-anomaly',
-    maxRetriesPerRequest: 1,
-    commandTimeout: 2000,
-    retryStrategy: (n: number) => Math.min(50 * 2 ** n, 2000),
-  });
+  const redis = createRedisClient(
+    opts.target,
+    { lazyConnect: true, connectionName: 'audit-stream-anomaly', maxRetriesPerRequest: 1, commandTimeout: 2000, retryStrategy: (n: number) => Math.min(50 * 2 ** n, 2000) },
+    { lazyConnect: true },
+  );
   let lastErrorLog = 0;
   redis.on('error', (err: Error) => {
     if (Date.now() - lastErrorLog < ERROR_LOG_INTERVAL_MS) return;
@@ -106,8 +106,12 @@ export function createRedisRateCounter(opts: RedisRateCounterOptions): RateCount
   redis.defineCommand('anomalyGate', { numberOfKeys: 1, lua: GATE_LUA });
   redis.defineCommand('anomalyIndex', { numberOfKeys: 1, lua: INDEX_LUA });
   const commands = redis as unknown as CounterCommands;
-  // The hash tag keeps a key's structures in one slot, so the scripts also run on Redis Cluster.
-  const base = (key: string) => `${opts.prefix}anomaly:{${key}}`;
+  // The hash tag is the key's organization (the part before its first ':'): each script's keys share one slot on a
+  // Redis Cluster, the slot of the organization's channel, so an org's counting and its events live on one shard.
+  const base = (key: string) => {
+    const colon = key.indexOf(':');
+    return colon < 0 ? `${opts.prefix}anomaly:{${key}}` : `${opts.prefix}anomaly:{${key.slice(0, colon)}}${key.slice(colon)}`;
+  };
 
   return {
     kind: 'redis',

@@ -1,5 +1,5 @@
 // Issuing and revoking API keys: the key is shown once, only its digest is stored; revocation closes open streams.
-import type { Bus } from '../bus/bus.js';
+import type { ControlChannel } from '../bus/control-channel.js';
 import type { AuthRepo, ApiKeyRow } from './auth-repo.js';
 import { newApiKey, sha256Hex, type Scope } from './tokens.js';
 
@@ -15,7 +15,7 @@ export function publicKey(row: ApiKeyRow) {
   };
 }
 
-export function createApiKeyService(repo: AuthRepo, bus: Bus) {
+export function createApiKeyService(repo: AuthRepo, control: Pick<ControlChannel, 'publish'>) {
   return {
     async issue(orgId: string, name: string, scopes: Scope[]) {
       const key = newApiKey();
@@ -26,7 +26,7 @@ export function createApiKeyService(repo: AuthRepo, bus: Bus) {
     async revoke(id: string, orgId?: string): Promise<boolean> {
       const revokedOrg = await repo.revokeApiKey(id, orgId);
       if (!revokedOrg) return false;
-      await bus.publishControl({ kind: 'revoke_key', keyId: id }).catch(() => undefined);
+      await control.publish({ kind: 'revoke_key', keyId: id }).catch(() => undefined);
       return true;
     },
   };

@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Bus } from '../bus/bus.js';
+import type { ControlChannel } from '../bus/control-channel.js';
 import type { Config } from '../config.js';
 import { meSchema, userMeSchema, type UserMe } from '../contract/api-rows.js';
 import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.js';
@@ -19,7 +19,7 @@ export interface AuthRouteDeps {
   config: Config;
   repo: AuthRepo;
   auth: Authenticator;
-  bus: Bus;
+  control: Pick<ControlChannel, 'publish'>;
   hasher: PasswordHasher;
 }
 
@@ -107,7 +107,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
         if (!request.headers.origin) throw new ForbiddenError('cookie-authenticated requests that change state need an Origin header', 'origin_required');
         checkLoginOrigin(request);
         await repo.deleteLoginSession(session.id);
-        await deps.bus.publishControl({ kind: 'end_login', loginSessionId: session.id }).catch(() => undefined);
+        await deps.control.publish({ kind: 'end_login', loginSessionId: session.id }).catch(() => undefined);
       }
     }
     reply.clearCookie(SESSION_COOKIE, cookieOptions);

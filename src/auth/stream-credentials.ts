@@ -1,7 +1,7 @@
 // Re-validation of open streams' credentials: a periodic check for revoked API keys and ended logins, and the
 // revocations other instances broadcast; streams whose credentials went bad are ended.
 import type { Logger } from 'pino';
-import type { Bus } from '../bus/bus.js';
+import type { ControlChannel } from '../bus/control-channel.js';
 import type { AuthRepo } from './auth-repo.js';
 
 /** The credentials a stream was opened with. */
@@ -20,7 +20,7 @@ export interface CredentialHolders {
 
 export interface StreamCredentialDeps {
   authRepo: Pick<AuthRepo, 'invalidCredentials'>;
-  bus: Pick<Bus, 'onControl'>;
+  control: Pick<ControlChannel, 'on' | 'onResubscribed'>;
   logger: Logger;
   /** How often every open stream's credentials are checked again (AUTH_RECHECK_MS). */
   recheckMs: number;
@@ -47,10 +47,15 @@ export function watchStreamCredentials(deps: StreamCredentialDeps, holders: Cred
   let stopped = false;
   const timer = setInterval(() => void recheck(), deps.recheckMs);
   timer.unref();
-  deps.bus.onControl((m) => {
-    if (stopped) return;
-    if (m.kind === 'revoke_key') holders.end((c) => c.keyId === m.keyId, 'API key revoked');
-    if (m.kind === 'end_login') holders.end((c) => c.loginSessionId === m.loginSessionId, 'signed out');
+  deps.control.on('revoke_key', (m) => {
+    if (!stopped) holders.end((c) => c.keyId === m.keyId, 'API key revoked');
+  });
+  deps.control.on('end_login', (m) => {
+    if (!stopped) holders.end((c) => c.loginSessionId === m.loginSessionId, 'signed out');
+  });
+  // Revocations broadcast while the control channel was away are lost: check every stream at once when it is back.
+  deps.control.onResubscribed(() => {
+    if (!stopped) void recheck();
   });
 
   return {

@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
 import { currentSeq, readStreamRange, removedThroughSeq } from '../audit/audit-repo.js';
-import type { Bus, Subscription } from '../bus/bus.js';
+import type { DataTransport, Subscription } from '../bus/data-transport.js';
 import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -18,7 +18,7 @@ const SUBSCRIBE_WAIT_MS = 2000;
 
 export interface OrgFeedDeps {
   db: Db;
-  bus: Bus;
+  transport: DataTransport;
   logger: Logger;
   metrics: Metrics;
   /** The most events one reconnect replays (SSE_REPLAY_LIMIT); older ones are announced by a `reset` comment. */
@@ -50,7 +50,7 @@ export class OrgFeed {
     private readonly deps: OrgFeedDeps,
   ) {
     this.window = new RecentWindow(deps.recentWindowBytes, (delta) => deps.metrics.recentWindowBytes.inc(delta));
-    this.subscription = deps.bus.subscribe(orgId, (batch) => this.onBatch(batch));
+    this.subscription = deps.transport.subscribe(orgId, (batch) => this.onBatch(batch));
     this.ready = this.enqueue(async () => {
       // Wait for the subscription, but not forever: while the broker is down, catch-up polling keeps the feed current.
       await Promise.race([this.subscription.ready.catch(() => undefined), new Promise((r) => setTimeout(r, SUBSCRIBE_WAIT_MS).unref())]);

@@ -3,7 +3,8 @@ import type { ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { AuthRepo } from '../auth/auth-repo.js';
 import { watchStreamCredentials } from '../auth/stream-credentials.js';
-import type { Bus } from '../bus/bus.js';
+import type { ControlChannel } from '../bus/control-channel.js';
+import type { DataTransport } from '../bus/data-transport.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import { TooManyRequestsError } from '../http/errors.js';
@@ -18,7 +19,8 @@ const CATCH_UP_MS = 5000;
 export interface StreamHubDeps {
   config: Config;
   db: Db;
-  bus: Bus;
+  transport: DataTransport;
+  control: ControlChannel;
   authRepo: AuthRepo;
   logger: Logger;
   metrics: Metrics;
@@ -64,7 +66,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (!feed) {
       feed = new OrgFeed(orgId, {
         db: deps.db,
-        bus: deps.bus,
+        transport: deps.transport,
         logger: deps.logger,
         metrics,
         replayLimit: config.SSE_REPLAY_LIMIT,
@@ -175,14 +177,14 @@ export function createStreamHub(deps: StreamHubDeps) {
   catchUp.unref();
 
   const credentials = watchStreamCredentials(
-    { authRepo: deps.authRepo, bus: deps.bus, logger: deps.logger, recheckMs: config.AUTH_RECHECK_MS },
+    { authRepo: deps.authRepo, control: deps.control, logger: deps.logger, recheckMs: config.AUTH_RECHECK_MS },
     {
       credentials: () => [...connections].map((c) => c.identity),
       end: (bad, why) => closeWhere((c) => bad(c.identity), 'credentials', why),
     },
   );
 
-  deps.bus.onResubscribed(() => {
+  deps.transport.onResubscribed(() => {
     metrics.busReconnects.inc();
     for (const feed of feeds.values()) void feed.catchUp(true);
   });

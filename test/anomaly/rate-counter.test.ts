@@ -1,22 +1,43 @@
-// Both RateCounter backends (in process; Redis when TEST_REDIS_URL is set) on a driven clock: window, minutes, sessions, alert gate.
+// The RateCounter backends (in process; Redis and a private Redis Cluster when TEST_REDIS_URL is set) on a driven
+// clock: window, minutes, sessions, alert gate.
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryRateCounter } from '../../src/anomaly/memory-rate-counter.js';
 import { MAX_TRACKED_SESSIONS, minuteOf, type RateCounter } from '../../src/anomaly/rate-counter.js';
 import { createRedisRateCounter } from '../../src/anomaly/redis-rate-counter.js';
+import type { RedisTarget } from '../../src/shared/redis-target.js';
+import { startPrivateRedisCluster, type PrivateRedisCluster } from '../helpers/private-redis-cluster.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
-const kinds = redisUrl ? (['memory', 'redis'] as const) : (['memory'] as const);
+const kinds = redisUrl ? (['memory', 'redis', 'redis-cluster'] as const) : (['memory'] as const);
 const T0 = Date.UTC(2024, 4, 1, 12, 0, 0);
 
 describe.each(kinds)('rate counter (%s)', (kind) => {
   const prefix = `as-test-${randomBytes(6).toString('hex')}:`;
   const open: RateCounter[] = [];
+  let cluster: PrivateRedisCluster | undefined;
+  beforeAll(async () => {
+    if (kind === 'redis-cluster') cluster = await startPrivateRedisCluster({ replicasPerMaster: 0 });
+  });
+  const target = (): RedisTarget =>
+    kind === 'redis-cluster' ? { mode: 'cluster', seeds: cluster!.ports.map((port) => ({ host: '127.0.0.1', port, tls: false })) } : { mode: 'standalone', url: redisUrl! };
+  const redisCounter = (keyPrefix: string, maxKeys: number) => createRedisRateCounter({ target: target(), prefix: keyPrefix, logger: pino({ level: 'silent' }), maxKeys });
+  /** Keys matching a pattern, on the one Redis or on every node of the cluster. */
+  const storedKeys = async (pattern: string): Promise<string[]> => {
+    const ports = kind === 'redis-cluster' ? cluster!.ports : [null];
+    const found: string[] = [];
+    for (const port of ports) {
+      const r = port === null ? new Redis(redisUrl!) : new Redis({ host: '127.0.0.1', port });
+      found.push(...(await r.keys(pattern)));
+      await r.quit();
+    }
+    return found;
+  };
   /** A counter; for Redis each call is a separate connection, as two instances would have. */
   const counter = (): RateCounter => {
-    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : shared;
+    const c = kind === 'memory' ? shared : redisCounter(prefix, 20_000);
     open.push(c);
     return c;
   };
@@ -24,6 +45,7 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
   const key = () => `org:${randomBytes(4).toString('hex')}`;
   afterAll(async () => {
     await Promise.all(open.map((c) => c.close()));
+    await cluster?.stop();
     if (kind !== 'redis') return;
     const r = new Redis(redisUrl!);
     const keys = await r.keys(`${prefix}*`);
@@ -87,7 +109,7 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
 
   it('keeps the counts of at most maxKeys keys, dropping the least recently used (memory and Redis alike)', async () => {
     const capPrefix = `${prefix}cap-`;
-    const c = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix: capPrefix, logger: pino({ level: 'silent' }), maxKeys: 20 }) : createMemoryRateCounter(20);
+    const c = kind === 'memory' ? createMemoryRateCounter(20) : redisCounter(capPrefix, 20);
     open.push(c);
     const keys = Array.from({ length: 200 }, (_, i) => `org:many:tool-${i}`);
     await c.record(keys[0], { nowMs: T0, count: 5, windowSeconds: 10, sessions: ['s-0'] });
@@ -95,10 +117,8 @@ describe.each(kinds)('rate counter (%s)', (kind) => {
     // The newest keys kept their counts; the first was dropped (it counts from zero again).
     expect((await c.record(keys[199], { nowMs: T0 + 300, count: 1, windowSeconds: 10, sessions: [] })).windowCount).toBe(2);
     expect((await c.record(keys[0], { nowMs: T0 + 301, count: 1, windowSeconds: 10, sessions: [] })).windowCount).toBe(1);
-    if (kind === 'redis') {
-      const r = new Redis(redisUrl!);
-      const stored = await r.keys(`${capPrefix}anomaly*`);
-      await r.quit();
+    if (kind !== 'memory') {
+      const stored = await storedKeys(`${capPrefix}anomaly*`);
       // At most three structures per kept key, plus the index.
       expect(stored.length).toBeLessThanOrEqual(20 * 3 + 1);
       expect(stored.length).toBeGreaterThan(20);

@@ -47,7 +47,7 @@ describe.each(kinds)('spike monitor (%s)', (kind) => {
     const memory = createMemoryRateCounter(20_000);
     const orgId = `org-${randomBytes(4).toString('hex')}`;
     const monitors: SpikeMonitor[] = Array.from({ length: instances }, () => {
-      const counter = kind === 'redis' ? createRedisRateCounter({ url: redisUrl!, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : memory;
+      const counter = kind === 'redis' ? createRedisRateCounter({ target: { mode: 'standalone', url: redisUrl! }, prefix, logger: pino({ level: 'silent' }), maxKeys: 20_000 }) : memory;
       counters.push(counter);
       return createSpikeMonitor({
         counter,
@@ -147,7 +147,7 @@ describe('spike monitor failures', () => {
     out.on('data', (c: Buffer) => lines.push(c.toString()));
     const logger = pino({ level: 'info' }, out);
     // Nothing listens on port 1: every Redis command fails.
-    const counter = createRedisRateCounter({ url: 'redis://127.0.0.1:1', prefix: 'nowhere:', logger, maxKeys: 20_000 });
+    const counter = createRedisRateCounter({ target: { mode: 'standalone', url: 'redis://127.0.0.1:1' }, prefix: 'nowhere:', logger, maxKeys: 20_000 });
     const monitor = createSpikeMonitor({ counter, settingsOf: async () => FAST, emit: async () => undefined, logger, now: Date.now });
     expect(() => monitor.observe('org', calls(100, Date.now()))).not.toThrow();
     await monitor.idle();

@@ -1,5 +1,6 @@
 // Re-validation of open streams' credentials, on its own with a real database and bus: a periodic check ends streams
-// of revoked keys and ended logins; revocation broadcasts end them at once.
+// of revoked keys and ended logins; revocation broadcasts end them at once, and so does a re-subscribed control channel
+// (on a private Redis when TEST_REDIS_URL is set) for a revocation it missed.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -7,11 +8,11 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuthRepo, type AuthRepo } from '../../src/auth/auth-repo.js';
 import { watchStreamCredentials, type StreamCredentials } from '../../src/auth/stream-credentials.js';
-import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createBus, type Bus } from '../../src/bus/create-bus.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
+import { startPrivateRedis } from '../helpers/private-redis.js';
 
 const logger = pino({ level: 'silent' });
 
@@ -26,7 +27,7 @@ describe('watchStreamCredentials', () => {
     db = await createPgliteDb(dir);
     await migrate(db);
     repo = createAuthRepo(db);
-    bus = createMemoryBus();
+    bus = createBus({ REDIS_CLUSTER_NODES: [], REDIS_PREFIX: '' }, logger);
   });
   afterAll(async () => {
     await bus?.close();
@@ -62,7 +63,7 @@ describe('watchStreamCredentials', () => {
       { keyId: revoked.id, loginSessionId: null },
       { keyId: null, loginSessionId: login.id },
     ]);
-    const watch = watchStreamCredentials({ authRepo: repo, bus, logger, recheckMs: 3_600_000 }, h);
+    const watch = watchStreamCredentials({ authRepo: repo, control: bus.control, logger, recheckMs: 3_600_000 }, h);
     await watch.recheck();
     expect(h.ended).toEqual([]);
 
@@ -83,12 +84,42 @@ describe('watchStreamCredentials', () => {
       { keyId: null, loginSessionId: 'l1' },
       { keyId: 'k2', loginSessionId: null },
     ]);
-    const watch = watchStreamCredentials({ authRepo: repo, bus, logger, recheckMs: 3_600_000 }, h);
-    await bus.publishControl({ kind: 'revoke_key', keyId: 'k1' });
-    await bus.publishControl({ kind: 'end_login', loginSessionId: 'l1' });
+    const watch = watchStreamCredentials({ authRepo: repo, control: bus.control, logger, recheckMs: 3_600_000 }, h);
+    await bus.control.publish({ kind: 'revoke_key', keyId: 'k1' });
+    await bus.control.publish({ kind: 'end_login', loginSessionId: 'l1' });
     expect(h.ended.map((e) => e.why)).toEqual(['API key revoked', 'signed out']);
     watch.stop();
-    await bus.publishControl({ kind: 'revoke_key', keyId: 'k2' });
+    await bus.control.publish({ kind: 'revoke_key', keyId: 'k2' });
     expect(h.open).toEqual([{ keyId: 'k2', loginSessionId: null }]);
+  });
+
+  it.runIf(Boolean(process.env.TEST_REDIS_URL))('checks every stream at once when the control channel is back after a loss (a revocation may have been missed)', async () => {
+    const redis = await startPrivateRedis();
+    const prefix = 'as-test-creds:';
+    const redisBus = createBus({ REDIS_URL: redis.url, REDIS_CLUSTER_NODES: [], REDIS_PREFIX: prefix }, logger);
+    try {
+      await redisBus.connected(5000);
+      await redisBus.ping();
+      const org = await repo.createOrg('creds-resubscribed');
+      const key = await repo.createApiKey(org.id, 'missed', 'ask_missed', 'hash-missed', ['events:read']);
+      let ended!: () => void;
+      const endedNow = new Promise<void>((r) => (ended = r));
+      const h = holders([{ keyId: key.id, loginSessionId: null }]);
+      const end = h.end;
+      h.end = (bad, why) => {
+        end(bad, why);
+        if (h.ended.length) ended();
+      };
+      // The periodic check is an hour away: only the re-subscription can end the stream.
+      const watch = watchStreamCredentials({ authRepo: repo, control: redisBus.control, logger, recheckMs: 3_600_000 }, h);
+      await repo.revokeApiKey(key.id); // revoked without a broadcast reaching this instance
+      expect(await redis.killClients(`${prefix}sub`)).toBe(1);
+      await endedNow;
+      watch.stop();
+      expect(h.ended).toEqual([{ c: { keyId: key.id, loginSessionId: null }, why: 'credentials revoked or expired' }]);
+    } finally {
+      await redisBus.close();
+      await redis.stop();
+    }
   });
 });

@@ -52,4 +52,37 @@ describe('loadConfig', () => {
       expect(msg).not.toContain('hunter2');
     }
   });
+
+  it('reads REDIS_CLUSTER_NODES seeds: host:port, or URLs whose credentials and TLS apply to every node', () => {
+    expect(loadConfig({}).REDIS_CLUSTER_NODES).toEqual([]);
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7001' }).REDIS_CLUSTER_NODES).toEqual([
+      { host: '10.0.0.1', port: 7000, tls: false, username: undefined, password: undefined },
+      { host: '10.0.0.2', port: 7001, tls: false, username: undefined, password: undefined },
+    ]);
+    const c = loadConfig({ REDIS_CLUSTER_NODES: 'rediss://app:s%3Acret@node-a.example:6380,node-b.example:6380' });
+    expect(c.REDIS_CLUSTER_NODES.map((s) => [s.host, s.port, s.username, s.password, s.tls])).toEqual([
+      ['node-a.example', 6380, 'app', 's:cret', true],
+      ['node-b.example', 6380, 'app', 's:cret', true],
+    ]);
+  });
+
+  it('refuses a bad seed, REDIS_URL beside REDIS_CLUSTER_NODES, and a prefix with braces in cluster mode, hiding the seeds', () => {
+    const problems = (env: Record<string, string>) => {
+      try {
+        loadConfig(env);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    };
+    for (const bad of ['10.0.0.1', 'host:notaport', 'redis://h:1/2', 'rediss://u:hunter2@a:1,redis://u:other@b:1']) {
+      const msg = problems({ REDIS_CLUSTER_NODES: bad });
+      expect(msg, bad).toContain('REDIS_CLUSTER_NODES');
+      expect(msg).not.toContain('hunter2');
+    }
+    expect(problems({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_URL: 'redis://b:6379' })).toMatch(/REDIS_CLUSTER_NODES: set REDIS_URL .* not both/);
+    expect(problems({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_PREFIX: 'app{1}:' })).toContain('REDIS_PREFIX');
+    // One Redis keeps any prefix it had.
+    expect(loadConfig({ REDIS_URL: 'redis://b:6379', REDIS_PREFIX: 'app{1}:' }).REDIS_PREFIX).toBe('app{1}:');
+  });
 });

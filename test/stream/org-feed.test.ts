@@ -10,9 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewAuditEvent, PublishedBatch } from '../../src/audit/audit-types.js';
 import { appendInTransaction } from '../../src/audit/event-log/append.js';
 import { copySink } from '../../src/audit/event-log/copy-sink.js';
-import type { Bus } from '../../src/bus/bus.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
-import { createRedisBus } from '../../src/bus/redis-bus.js';
+import { createBus, type Bus } from '../../src/bus/create-bus.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
@@ -39,12 +37,12 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     if (backendName === 'real') {
       const t = await createTestDatabase();
       db = createPgDb({ connectionString: t.url, max: 4 });
-      bus = createRedisBus({ url: process.env.TEST_REDIS_URL!, prefix: `as-test-${randomBytes(6).toString('hex')}:`, logger });
+      bus = createBus({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_CLUSTER_NODES: [], REDIS_PREFIX: `as-test-${randomBytes(6).toString('hex')}:` }, logger);
       cleanup = t.drop;
     } else {
       const dir = await mkdtemp(path.join(tmpdir(), 'audit-stream-feed-'));
       db = await createPgliteDb(dir);
-      bus = createMemoryBus();
+      bus = createBus({ REDIS_CLUSTER_NODES: [], REDIS_PREFIX: '' }, logger);
       cleanup = () => rm(dir, { recursive: true, force: true });
     }
     await migrate(db);
@@ -73,7 +71,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000, opts: { db?: Db; recentWindowBytes?: number; metrics?: Metrics } = {}): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db: opts.db ?? db, bus, logger, metrics: opts.metrics ?? createMetrics(), replayLimit, recentWindowBytes: opts.recentWindowBytes ?? 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db: opts.db ?? db, transport: bus.transport, logger, metrics: opts.metrics ?? createMetrics(), replayLimit, recentWindowBytes: opts.recentWindowBytes ?? 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;
@@ -117,10 +115,10 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const orgId = await newOrg();
     const feed = await feedOf(orgId);
     const { client } = await attach(feed, null);
-    await bus.publish(await store(orgId, 3));
+    await bus.transport.publish(await store(orgId, 3));
     await client.waitForCount(3);
     await store(orgId, 2); // committed, its publish lost
-    await bus.publish(await store(orgId, 2));
+    await bus.transport.publish(await store(orgId, 2));
     await client.waitForCount(7);
     expect(seqs(client)).toEqual(upTo(7));
     expect(feed.lastSeq).toBe(7);
@@ -143,7 +141,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const feed = await feedOf(orgId);
     await store(orgId, 2500); // more than one page
     const attaching = attach(feed, 1000);
-    const live = store(orgId, 5).then((b) => bus.publish(b)); // may land during the replay: it waits in the queue
+    const live = store(orgId, 5).then((b) => bus.transport.publish(b)); // may land during the replay: it waits in the queue
     const { client } = await attaching;
     await live;
     await client.waitForCount(1505, 30_000);
@@ -161,7 +159,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     expect(old.client.comments.some((c) => c.startsWith('reset: events 2..3 are beyond the replay window of 3'))).toBe(true);
 
     const ahead = await attach(feed, 50);
-    await bus.publish(await store(orgId, 1));
+    await bus.transport.publish(await store(orgId, 1));
     await ahead.client.waitForCount(1);
     expect(seqs(ahead.client)).toEqual([7]);
     expect(ahead.client.comments.some((c) => c.startsWith('reset: Last-Event-ID 50 is ahead'))).toBe(true);
@@ -184,7 +182,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, bus, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db: racing, transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);

@@ -8,8 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { appendInTransaction } from '../../src/audit/event-log/append.js';
 import { copySink } from '../../src/audit/event-log/copy-sink.js';
-import type { Bus } from '../../src/bus/bus.js';
-import { createRedisBus } from '../../src/bus/redis-bus.js';
+import { createBus, type Bus } from '../../src/bus/create-bus.js';
 import type { Db, QueryResult } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
@@ -38,7 +37,7 @@ describe.runIf(realBackendAvailable)('reads from a replica behind the primary (P
     url = t.url;
     drop = t.drop;
     primary = createPgDb({ connectionString: t.url, max: 4 });
-    bus = createRedisBus({ url: process.env.TEST_REDIS_URL!, prefix: `as-test-${randomBytes(6).toString('hex')}:`, logger });
+    bus = createBus({ REDIS_URL: process.env.TEST_REDIS_URL!, REDIS_CLUSTER_NODES: [], REDIS_PREFIX: `as-test-${randomBytes(6).toString('hex')}:` }, logger);
     await migrate(primary);
     server = await startBareSseServer();
   });
@@ -87,7 +86,7 @@ describe.runIf(realBackendAvailable)('reads from a replica behind the primary (P
   }
 
   async function feedOn(db: Db, orgId: string): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, bus, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db, transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;

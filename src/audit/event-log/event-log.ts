@@ -2,7 +2,7 @@
 // organization wait their turn in a keyed batcher (those waiting together commit together), run in one transaction
 // holding the organization's seq lock, and are published after commit.
 import type { Logger } from 'pino';
-import type { Bus } from '../../bus/bus.js';
+import type { DataTransport } from '../../bus/data-transport.js';
 import type { Db, Queryable } from '../../db/db.js';
 import { isStorageUnavailable } from '../../db/db.js';
 import { RateLimited, Unavailable } from '../../shared/domain-errors.js';
@@ -44,7 +44,7 @@ export interface EventLog {
 
 export interface EventLogDeps {
   db: Db;
-  bus: Bus;
+  transport: Pick<DataTransport, 'publish'>;
   logger: Logger;
   /** Which row sink writes the rows (EVENT_LOG_SINK). */
   sink: RowSinkName;
@@ -74,7 +74,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     const stored = appended.length === 1 ? appended[0].stored : appended.flatMap((a) => a.stored);
     const records = appended.length === 1 ? appended[0].records : appended.flatMap((a) => a.records);
     // Not awaited: the answer never waits on the bus. Postgres is the record: receivers fill a lost publish's gap.
-    if (batch) void deps.bus.publish(batch).catch((err: Error) => deps.logger.warn({ err: { message: err.message }, orgId }, 'publish failed; receivers will fill the gap from the database'));
+    if (batch) void deps.transport.publish(batch).catch((err: Error) => deps.logger.warn({ err: { message: err.message }, orgId }, 'publish failed; receivers will fill the gap from the database'));
     for (const l of listeners) {
       try {
         l(orgId, stored, batch, records);
