@@ -55,6 +55,13 @@ export const auditStatsSchema = z.object({
   anomalies: z.array(anomalyPayloadSchema.extend({ seq: z.number().int() })),
 });
 
+/** GET/PUT /api/v1/anomalies/acknowledgement: anomalies with seq <= upToSeq are acknowledged (0: none). */
+export const anomalyAcknowledgementSchema = z.object({
+  upToSeq: z.number().int(),
+  acknowledgedBy: z.string().nullable(),
+  acknowledgedAt: instant.nullable(),
+});
+
 export const organizationSchema = z.object({ id: z.string(), name: z.string() });
 
 /** GET /api/v1/auth/me (and the answer of login and of switching organization) for a browser login. */
@@ -93,6 +100,7 @@ export type AuditEventPage = z.output<typeof auditEventPageSchema>;
 export type SessionRow = z.output<typeof sessionRowSchema>;
 export type SessionPage = z.output<typeof sessionPageSchema>;
 export type StatsSnapshot = z.output<typeof auditStatsSchema>;
+export type AnomalyAcknowledgement = z.output<typeof anomalyAcknowledgementSchema>;
 export type Organization = z.output<typeof organizationSchema>;
 export type UserMe = z.output<typeof userMeSchema>;
 export type ApiKeyMe = z.output<typeof apiKeyMeSchema>;
