@@ -61,6 +61,12 @@ export const configSchema = z.object({
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
+  /** Free text (q) over stored events scans its time range: the longest range it may search, in hours. */
+  SEARCH_MAX_RANGE_HOURS: int(24, 1, 8760),
+  /** Longest a free-text listing, or a count of matching events, may run (statement_timeout); then 503. */
+  SEARCH_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
+  /** Most matching events GET /api/v1/audit-events/count counts; beyond, it answers this number with capped: true. */
+  AUDIT_COUNT_MAX: int(100_000, 1, 100_000_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
   /** Exports of one organization in progress at once on one instance; beyond, 429. */

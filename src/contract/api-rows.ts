@@ -26,6 +26,9 @@ export const auditEventRowSchema = z.object({
 
 export const auditEventPageSchema = z.object({ items: z.array(auditEventRowSchema), nextCursor: z.string().nullable() });
 
+/** GET /api/v1/audit-events/count: matches counted up to AUDIT_COUNT_MAX, as of the org's seq asOfSeq. */
+export const auditEventCountSchema = z.object({ count: z.number().int(), capped: z.boolean(), asOfSeq: z.number().int() });
+
 /** GET /api/v1/sessions and /sessions/:id, and the answer of a transition. */
 export const sessionRowSchema = z.object({
   sessionId: z.string(),
@@ -97,6 +100,7 @@ export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
 
 export type AuditEventRow = z.output<typeof auditEventRowSchema>;
 export type AuditEventPage = z.output<typeof auditEventPageSchema>;
+export type AuditEventCount = z.output<typeof auditEventCountSchema>;
 export type SessionRow = z.output<typeof sessionRowSchema>;
 export type SessionPage = z.output<typeof sessionPageSchema>;
 export type StatsSnapshot = z.output<typeof auditStatsSchema>;
