@@ -2,11 +2,11 @@
 import { h } from './dom.js';
 
 /** Ids longer than this are shown as their start, an ellipsis and their end. */
-const SHORT_MAX = 18;
+const SHORT_MAX = 16;
 
-/** The id as shown in a row: whole when short, else its first 10 and last 6 characters around an ellipsis. */
+/** The id as shown in a row: whole when short, else its first 9 and last 5 characters around an ellipsis (15 in all). */
 export function shortId(value: string): string {
-  return value.length <= SHORT_MAX ? value : `${value.slice(0, 10)}…${value.slice(-6)}`;
+  return value.length <= SHORT_MAX ? value : `${value.slice(0, 9)}…${value.slice(-5)}`;
 }
 
 /** A server (or other) id: one line, the whole value on hover, copied to the clipboard when clicked. */
