@@ -12,9 +12,10 @@ const HOUR = 3_600_000;
 function highlights(e: StoredAuditEvent): [string, string][] {
   const m = e.metadata;
   const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
+  const cw = (m.cloudwatch !== null && typeof m.cloudwatch === 'object' ? m.cloudwatch : {}) as Record<string, unknown>;
   const out: [string, string | null][] = [
-    ['Log group', text(m.logGroup) ?? (e.source === 'cloudwatch' || e.source === 'firehose' ? text(m.source_detail) : null)],
-    ['Log stream', text(m.logStream)],
+    ['Log group', text(cw.logGroup) ?? text(m.logGroup) ?? (e.source === 'cloudwatch' || e.source === 'firehose' ? text(m.source_detail) : null)],
+    ['Log stream', text(cw.logStream) ?? text(m.logStream)],
     ['Service', e.source === 'datadog' ? text(m.source_detail) : null],
     ['Trace id', text(m.traceId)],
     ['Request id', text(m.requestId)],
@@ -100,7 +101,12 @@ export class EventPanel {
     this.title.textContent = `${e.type.replace('_', ' ')} · seq ${e.seq}`;
     const at = Date.parse(e.occurredAt);
     const around = { from: at - HOUR, to: at + HOUR };
-    const link = (label: string, hash: string, what: string) => h('a', { class: 'btn small', href: hash, 'data-filter': what }, label);
+    // A filter link closes the panel (its results are behind it at phone width) and goes to the explore view.
+    const link = (label: string, hash: string, what: string) => {
+      const a = h('a', { class: 'btn small', href: hash, 'data-filter': what }, label);
+      a.addEventListener('click', () => this.close());
+      return a;
+    };
     const links = [
       e.sessionId ? link('Same session', exploreHash({ sessionId: e.sessionId }, '', { preset: 'all' }), 'session') : null,
       e.serverId ? link('Same server', exploreHash({ serverId: e.serverId }, '', { preset: '24h' }), 'server') : null,

@@ -69,15 +69,16 @@ describe.runIf(chromiumAvailable)('the explore view at 1280 and 390 px', () => {
     // tools, 700 sessions, a few denied; the page loads none of them before it is asked.
     await app.ctx.db.query(
       `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, metadata)
-       SELECT $1, g, now() - interval '3 days' + (g * interval '3 days' / $2),
-         'raw', 'tool_call',
-         (ARRAY['github-mcp','postgres-mcp','slack-mcp','browser-mcp','files-mcp','jira-mcp','stripe-mcp','k8s-mcp'])[1 + g % 8],
-         'sess-' || lpad(to_hex((g % 700) * 7919 + 4096), 6, '0') || '-' || (g % 700),
-         (ARRAY['create_issue','run_query','post_message','fetch_url','read_file','write_file','list_commits','search','create_charge','apply_manifest','describe_table','merge_pr'])[1 + g % 12],
-         CASE WHEN g % 53 = 0 THEN 'deny' WHEN g % 29 = 0 THEN 'flag' WHEN g % 17 = 0 THEN 'redact' ELSE 'allow' END,
-         5 + (g * 37) % 900,
-         jsonb_build_object('gateway', 'mcp-gw-' || (g % 3))
-       FROM generate_series(1, $2) AS g`,
+       SELECT $1, g, now() - interval '3 days' + (g * interval '3 days' / $2), 'raw', 'tool_call', server, session, tool, action, latency,
+         jsonb_build_object('gateway', gw, 'message', gw || ' tools/call ' || server || '/' || tool || ' -> ' || action || ' in ' || latency || ' ms')
+       FROM generate_series(1, $2) AS g,
+       LATERAL (SELECT
+         (ARRAY['github-mcp','postgres-mcp','slack-mcp','browser-mcp','files-mcp','jira-mcp','stripe-mcp','k8s-mcp'])[1 + g % 8] AS server,
+         'sess-' || lpad(to_hex((g % 700) * 7919 + 4096), 6, '0') || '-' || (g % 700) AS session,
+         (ARRAY['create_issue','run_query','post_message','fetch_url','read_file','write_file','list_commits','search','create_charge','apply_manifest','describe_table','merge_pr'])[1 + g % 12] AS tool,
+         CASE WHEN g % 53 = 0 THEN 'deny' WHEN g % 29 = 0 THEN 'flag' WHEN g % 17 = 0 THEN 'redact' ELSE 'allow' END AS action,
+         5 + (g * 37) % 900 AS latency,
+         'mcp-gw-' || (g % 3) AS gw) AS v`,
       [org.body.id, HISTORY],
     );
     await app.ctx.db.query('UPDATE organizations SET event_seq = $2 WHERE id = $1', [org.body.id, HISTORY]);
