@@ -67,11 +67,12 @@ describe.runIf(chromiumAvailable)('the explore view at 1280 and 390 px', () => {
     key = (await http(`${app.url}/api/v1/admin/organizations/${org.body.id}/api-keys`, { method: 'POST', headers: admin, json: { name: 'explore' } })).body.key;
     // Three days of history, written by SQL as a busy organization's would be: 100,000 tool calls, 8 servers, 12
     // tools, 700 sessions, a few denied; the page loads none of them before it is asked.
-    await app.ctx.db.query(
+    // In slices, each with a generous statement time (the shared machine may be busy).
+    for (let first = 1; first <= HISTORY; first += 25_000) await app.ctx.db.transaction((tx) => tx.query(
       `INSERT INTO audit_events (org_id, seq, occurred_at, source, type, server_id, session_id, tool_name, action, latency_ms, metadata)
        SELECT $1, g, now() - interval '3 days' + (g * interval '3 days' / $2), 'raw', 'tool_call', server, session, tool, action, latency,
          jsonb_build_object('gateway', gw, 'message', gw || ' tools/call ' || server || '/' || tool || ' -> ' || action || ' in ' || latency || ' ms')
-       FROM generate_series(1, $2) AS g,
+       FROM generate_series($3::int, $3::int + 24999) AS g,
        LATERAL (SELECT
          (ARRAY['github-mcp','postgres-mcp','slack-mcp','browser-mcp','files-mcp','jira-mcp','stripe-mcp','k8s-mcp'])[1 + g % 8] AS server,
          'sess-' || lpad(to_hex((g % 700) * 7919 + 4096), 6, '0') || '-' || (g % 700) AS session,
@@ -79,8 +80,8 @@ describe.runIf(chromiumAvailable)('the explore view at 1280 and 390 px', () => {
          CASE WHEN g % 53 = 0 THEN 'deny' WHEN g % 29 = 0 THEN 'flag' WHEN g % 17 = 0 THEN 'redact' ELSE 'allow' END AS action,
          5 + (g * 37) % 900 AS latency,
          'mcp-gw-' || (g % 3) AS gw) AS v`,
-      [org.body.id, HISTORY],
-    );
+      [org.body.id, HISTORY, first],
+    ), { queryTimeoutMs: 120_000 });
     await app.ctx.db.query('UPDATE organizations SET event_seq = $2 WHERE id = $1', [org.body.id, HISTORY]);
     browser = await launchChromium();
   }, 180_000);
