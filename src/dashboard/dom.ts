@@ -67,6 +67,14 @@ export function utcOffset(ms = Date.now()): string {
   return `UTC${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
 }
 
+/** The browser's offset from UTC at `ms`, short, for column heads: UTC, UTC+1, UTC-5, UTC+5:30. */
+export function shortUtcOffset(ms = Date.now()): string {
+  const minutes = -new Date(ms).getTimezoneOffset();
+  if (minutes === 0) return 'UTC';
+  const abs = Math.abs(minutes);
+  return `UTC${minutes < 0 ? '-' : '+'}${Math.floor(abs / 60)}${abs % 60 ? `:${pad(abs % 60)}` : ''}`;
+}
+
 /** The time zone times are shown in: its IANA name (when the browser tells) and its offset, e.g. "Europe/Paris, UTC+01:00". */
 export function zoneLabel(ms = Date.now()): string {
   let name = '';

@@ -1,6 +1,6 @@
 // The explore screen: a query over the whole stored history (field filters, free text, time range), paged from the API, counted, exported, and live with pause.
 import { api, ApiError, isUnauthorized, type Me, type StoredAuditEvent } from './api.js';
-import { byId, localInputValue, zoneLabel } from './dom.js';
+import { byId, localInputValue, shortUtcOffset, zoneLabel } from './dom.js';
 import type { EventPanel } from './event-detail.js';
 import { storedEventRow } from './event-rows.js';
 import {
@@ -69,7 +69,7 @@ export class ExploreView implements Screen {
     private readonly signedOut: () => void,
   ) {
     byId('explore-zone').textContent = `times in ${zoneLabel()}`;
-    byId('explore-time-head').textContent = `Time (${zoneLabel().split(', ').pop()})`;
+    byId('explore-time-head').textContent = `Time (${shortUtcOffset()})`;
     this.form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       this.submit();

@@ -4,7 +4,7 @@ import { AnomalyList, anomalyFromStats } from './anomalies.js';
 import { api, isUnauthorized, type Me, type Session } from './api.js';
 import { RateChart } from './chart.js';
 import { ActionCounts } from './counts.js';
-import { byId, onNextFrame, zoneLabel } from './dom.js';
+import { byId, onNextFrame, shortUtcOffset, zoneLabel } from './dom.js';
 import { Screens, type Screen } from './screens.js';
 import { fromStored } from './session-calls.js';
 import { SessionsView } from './sessions.js';
@@ -49,7 +49,7 @@ export class LiveScreen implements Screen {
   ) {
     this.anomalies = new AnomalyList(byId('anomalies'), byId<HTMLUListElement>('anomaly-list'), byId('anomalies-empty'), byId('anomaly-count'), byId<HTMLButtonElement>('anomalies-clear'), byId('anomalies-ack'), (seq) => this.acknowledge(seq));
     this.sessions = new SessionsView(byId<HTMLTableSectionElement>('sessions-body'), byId('sessions-empty'), notify, signedOut);
-    byId('calls-time-head').textContent = `Time (${zoneLabel().split(', ').pop()})`;
+    byId('calls-time-head').textContent = `Time (${shortUtcOffset()})`;
     for (const button of Array.from(document.querySelectorAll<HTMLButtonElement>('[data-window]'))) {
       button.addEventListener('click', () => this.selectWindow(button.dataset.window as StatsWindow, true));
     }

@@ -170,7 +170,7 @@ describe.runIf(chromiumAvailable)('newcomer fixes at 1280 and 390 px', () => {
         const box = (await id.boundingBox())!;
         expect(box.height, whole).toBeLessThan(20); // one line, not three
       }
-      expect(await page.locator('#calls-time-head').textContent()).toMatch(/UTC[+-]\d\d:\d\d/);
+      expect(await page.locator('#calls-time-head').textContent()).toMatch(/^Time \(UTC([+-]\d{1,2}(:\d\d)?)?\)$/);
       await ids.first().click();
       expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(server);
       await row.locator('td.tool').click();
