@@ -66,7 +66,7 @@ export const configSchema = z.object({
   /** Longest a free-text listing, or a count of matching events, may run (statement_timeout); then 503. */
   SEARCH_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /** Most matching events GET /api/v1/audit-events/count counts; beyond, it answers this number with capped: true. */
-  AUDIT_COUNT_MAX: int(100_000, 1, 100_000_000),
+  AUDIT_COUNT_MAX: int(10_000, 1, 100_000_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
   /** Exports of one organization in progress at once on one instance; beyond, 429. */
