@@ -123,6 +123,8 @@ export class ExploreView implements Screen {
 
   reset(): void {
     this.generation++;
+    this.fetchingNew = false;
+    this.fetchAgain = false;
     this.query = null;
     this.clearRows();
     this.count = null;
@@ -201,6 +203,9 @@ export class ExploreView implements Screen {
     const query = this.query;
     if (!query) return;
     const gen = ++this.generation;
+    // A read of new events of the previous query may still be under way: it ends at its next generation check.
+    this.fetchingNew = false;
+    this.fetchAgain = false;
     this.clearRows();
     this.count = null;
     this.waiting = [];

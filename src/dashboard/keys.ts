@@ -58,7 +58,9 @@ export class KeysView implements Screen {
       const { items } = await api.apiKeys();
       if (gen === this.generation) this.render(items);
     } catch (err) {
-      if (gen === this.generation) this.fail('The keys could not be loaded', err);
+      if (gen !== this.generation) return;
+      this.empty.hidden = true;
+      this.fail('The keys could not be loaded', err);
     }
   }
 
