@@ -16,16 +16,14 @@ describe.each(backendNames)('unknown query parameters (%s)', (backendName) => {
   it('GET /api/v1/audit-events?server=x answers 400 naming the parameter and what the route takes', async () => {
     const r = await http(`${app.url}/api/v1/audit-events?server=github-mcp`, { headers: bearer(org.key) });
     expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ statusCode: 400, code: 'invalid_query', issues: [{ path: 'server' }] });
-    expect(r.body.message).toMatch(/unknown query parameter server/);
-    expect(r.body.message).toContain('serverId');
+    expect(r.body).toEqual({ statusCode: 400, error: 'Bad Request', code: 'invalid_query', message: 'query is invalid', issues: [{ path: 'server', message: 'is not a parameter of this route' }] });
     // The declared name still filters.
     const ok = await http(`${app.url}/api/v1/audit-events?serverId=github-mcp`, { headers: bearer(org.key) });
     expect(ok.status).toBe(200);
     expect(ok.body.items.map((e: { serverId: string }) => e.serverId)).toEqual(['github-mcp']);
   });
 
-  it('names every unknown parameter, on every API route that reads a query, and on routes that take none', async () => {
+  it('names every unknown parameter as an issue, on every API route that reads a query, and on routes that take none', async () => {
     const cases = [
       '/api/v1/audit-events?serverid=a&tool=b&limit=5',
       '/api/v1/audit-events/stats?window=1h&range=2h',
@@ -41,8 +39,7 @@ describe.each(backendNames)('unknown query parameters (%s)', (backendName) => {
       expect(r.body.code, path).toBe('invalid_query');
       const known = new Set(['limit', 'window', 'from', 'serverId']);
       const unknown = [...new URL(`http://x${path}`).searchParams.keys()].filter((k) => !known.has(k));
-      expect(r.body.issues.map((i: { path: string }) => i.path), path).toEqual(unknown);
-      for (const name of unknown) expect(r.body.message, path).toContain(name);
+      expect(r.body.issues, path).toEqual(unknown.map((name) => ({ path: name, message: 'is not a parameter of this route' })));
     }
   });
 
