@@ -1,5 +1,7 @@
-// `npm run demo`: posts a realistic mix of audit events to a running instance so every dashboard panel has data.
-// Usage: npm run demo -- --key ask_... [--url http://localhost:3000]   (or AUDIT_STREAM_KEY / AUDIT_STREAM_URL)
+// `npm run demo`: posts a realistic mix of audit events to a running instance so every dashboard panel has data;
+// with --follow it then keeps a realistic trickle going (calls, now and then a denied one, a CloudWatch line) until stopped.
+// Usage: npm run demo -- --key ask_... [--url http://localhost:3000] [--follow [--rate CALLS_PER_MINUTE]]
+//        (or AUDIT_STREAM_KEY / AUDIT_STREAM_URL)
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -12,6 +14,9 @@ function arg(name: string): string | undefined {
   return i > 0 ? process.argv[i + 1] : undefined;
 }
 
+const follow = process.argv.includes('--follow');
+/** Tool calls per minute while following (--rate), on average. */
+const rate = Math.max(1, Math.min(6000, Number(arg('rate') ?? 40) || 40));
 const base = (arg('url') ?? process.env.AUDIT_STREAM_URL ?? 'http://localhost:3000').replace(/\/+$/, '');
 const key = arg('key') ?? process.env.AUDIT_STREAM_KEY ?? '';
 const run = randomBytes(3).toString('hex');
@@ -170,6 +175,56 @@ async function main(): Promise<void> {
   console.log(seen ? `  anomaly: ${seen.anomalyType} at ${seen.currentRate} calls/min vs threshold ${seen.threshold}` : '  no anomaly within 20 s (the tool alerted less than a cooldown ago?)');
 
   console.log(`\nOpen ${base}/ — every panel now has data (choose "Last 24 h" for the day's history).`);
+  if (follow) await trickle(cw);
+}
+
+/**
+ * --follow: a steady trickle, as a quiet production organization sends it: a few calls every second or two (about
+ * `rate` a minute, jittered), a denied or flagged one among them as the servers' mixes say, and now and then a
+ * CloudWatch line. Runs until Ctrl-C (or SIGTERM); a failed post is reported and the trickle goes on.
+ */
+async function trickle(cw: { logStream: string }): Promise<void> {
+  let stopped = false;
+  let wake: () => void = () => undefined;
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      stopped = true;
+      wake();
+    });
+  }
+  const perTick = rate / 60; // calls per second
+  let sent = 0;
+  let lines = 0;
+  let lastReport = Date.now();
+  console.log(`\nFollowing: about ${rate} tool calls a minute until Ctrl-C.`);
+  while (!stopped) {
+    const gapMs = 500 + rand() * 1500;
+    const n = Math.max(0, Math.round(perTick * (gapMs / 1000) * (0.5 + rand())));
+    try {
+      if (n > 0) {
+        await post('/api/v1/ingest/events', Array.from({ length: n }, () => call(Date.now())));
+        sent += n;
+      }
+      if (rand() < 0.05) {
+        const s = pick(SERVERS);
+        const action = weighted(s.actions) === 'deny' ? 'blocked' : 'allowed';
+        const message = `tool=${pick(s.tools)} action=${action} server=${s.server} session=${pick(SESSIONS)} latency_ms=${Math.round(5 + rand() * 300)} trace_id=${randomBytes(16).toString('hex')}`;
+        await post('/api/v1/ingest/cloudwatch', { logGroup: '/aws/lambda/mcp-gateway', logStream: cw.logStream, events: [{ message, timestamp: new Date().toISOString() }] });
+        lines++;
+      }
+    } catch (err) {
+      console.error(`  post failed (${err instanceof Error ? err.message : String(err)}); going on`);
+    }
+    if (Date.now() - lastReport >= 30_000) {
+      console.log(`  ${sent} tool calls and ${lines} CloudWatch lines sent so far`);
+      lastReport = Date.now();
+    }
+    await new Promise<void>((resolve) => {
+      wake = resolve;
+      setTimeout(resolve, gapMs);
+    });
+  }
+  console.log(`Stopped: ${sent} tool calls and ${lines} CloudWatch lines sent while following.`);
 }
 
 main().catch((err) => {

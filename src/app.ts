@@ -218,7 +218,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
-  registerAuditRoutes(app, { db, auth, reads, pageMaxBytes: config.READ_PAGE_MAX_BYTES, onPageCut });
+  registerAuditRoutes(app, { db, auth, reads, pageMaxBytes: config.READ_PAGE_MAX_BYTES, onPageCut, searchMaxRangeHours: config.SEARCH_MAX_RANGE_HOURS, searchTimeoutMs: config.SEARCH_QUERY_TIMEOUT_MS, countMax: config.AUDIT_COUNT_MAX });
   registerAuditStatsRoutes(app, { db, auth, reads, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
   registerAuditExportRoutes(app, {
     db,
@@ -229,6 +229,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     onPageCut,
     maxPerOrg: config.EXPORT_MAX_PER_ORG,
     idleTimeoutMs: config.EXPORT_IDLE_TIMEOUT_MS,
+    searchMaxRangeHours: config.SEARCH_MAX_RANGE_HOURS,
   });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,

@@ -94,6 +94,12 @@ export const configSchema = z.object({
   ORG_READ_SLOTS: int(2, 1, 500),
   /** Reads of one organization waiting for a slot, per instance; beyond, a new request is answered 429 (continuing ones wait). */
   ORG_READ_QUEUE_MAX: int(64, 0, 100_000),
+  /** Free text (q) over stored events scans its time range: the longest range it may search, in hours. */
+  SEARCH_MAX_RANGE_HOURS: int(24, 1, 8760),
+  /** Longest a free-text listing, or a count of matching events, may run (statement_timeout); then 503. */
+  SEARCH_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
+  /** Most matching events GET /api/v1/audit-events/count counts; beyond, it answers this number with capped: true. */
+  AUDIT_COUNT_MAX: int(10_000, 1, 100_000_000),
   /** Most events one page of an export reads (one query; the chunk held in memory). */
   EXPORT_PAGE_ROWS: int(1000, 1, 10_000),
   /** Exports of one organization in progress at once on one instance; beyond, 429. */

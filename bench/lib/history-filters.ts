@@ -1,7 +1,7 @@
 // The documented filters of GET /api/v1/audit-events (and the dashboard's stats window) as probes: values picked from an
 // organization's own events, the query string the API takes, and EXPLAIN (ANALYZE, BUFFERS) of a probe's page through
 // the service's own query builders. Shared by the history scenario and bench/history/explain-filters.ts.
-import { listAuditEvents, type AuditEventFilter } from '../../src/audit/audit-repo.js';
+import { countAuditEvents, listAuditEvents, type AuditEventFilter } from '../../src/audit/audit-repo.js';
 import { auditQuerySchema } from '../../src/audit/audit-routes.js';
 import { readAuditStats } from '../../src/audit/audit-stats-repo.js';
 import { bucketRange, type StatsWindow } from '../../src/audit/stats-windows.js';
@@ -58,12 +58,14 @@ export async function filterValues(sql: Sql, orgId: string): Promise<FilterValue
 /** One request shape: a filtered first page (or, with page2, the page after it through nextCursor), or the stats window. */
 export interface Probe {
   name: string;
-  path: '/api/v1/audit-events' | '/api/v1/audit-events/stats';
+  path: '/api/v1/audit-events' | '/api/v1/audit-events/stats' | '/api/v1/audit-events/count';
   query: Record<string, string>;
   page2?: boolean;
 }
 
 const DAY = 86_400_000;
+/** AUDIT_COUNT_MAX's default. */
+const COUNT_MAX = 10_000;
 
 /** Every documented filter, alone and in the combinations the dashboard and operators use, both orders; the stats windows. */
 export function historyProbes(v: FilterValues): Probe[] {
@@ -112,6 +114,23 @@ export function historyProbes(v: FilterValues): Probe[] {
   probes.push({ name: '(none), page 2 by cursor', path: '/api/v1/audit-events', query: { order: 'desc' }, page2: true });
   probes.push({ name: 'toolName (rare), page 2 by cursor', path: '/api/v1/audit-events', query: { toolName: v.rareTool, order: 'desc' }, page2: true });
   for (const window of ['1h', '24h']) probes.push({ name: `stats window=${window}`, path: '/api/v1/audit-events/stats', query: { window } });
+  // Free text (not indexed: a scan of its time range, at most SEARCH_MAX_RANGE_HOURS) and counts (up to AUDIT_COUNT_MAX).
+  const lastHour = { from: at(1 / 24), to: at(0) };
+  const lastDay = { from: at(1), to: at(0) };
+  probes.push({ name: 'q: a common word, last hour', path: '/api/v1/audit-events', query: { q: 'tool', ...lastHour, order: 'desc' } });
+  probes.push({ name: 'q: a rare tool name, last 24 h', path: '/api/v1/audit-events', query: { q: v.rareTool, ...lastDay, order: 'desc' } });
+  probes.push({ name: 'q: no match, last hour', path: '/api/v1/audit-events', query: { q: 'no-such-word', ...lastHour, order: 'desc' } });
+  probes.push({ name: 'q: no match, last 24 h', path: '/api/v1/audit-events', query: { q: 'no-such-word', ...lastDay, order: 'desc' } });
+  const counts: [string, Record<string, string>][] = [
+    ['count: (none), capped', {}],
+    ['count: serverId (rare)', { serverId: v.rareServer }],
+    ['count: serverId (common), capped', { serverId: v.commonServer }],
+    ['count: action=deny', { action: 'deny' }],
+    ['count: toolName (rare) + action=deny', { toolName: v.rareTool, action: 'deny' }],
+    ['count: last hour', lastHour],
+    ['count: q no match, last 24 h', { q: 'no-such-word', ...lastDay }],
+  ];
+  for (const [name, query] of counts) probes.push({ name, path: '/api/v1/audit-events/count', query });
   return probes;
 }
 
@@ -165,15 +184,21 @@ export async function explainProbe(sql: Sql, orgId: string, probe: Probe): Promi
       return { rows: [] as R[], rowCount: 0 };
     },
   };
+  // A time range's seq bounds are read first (audit_event_hours), plainly, so the statement explained is the probe's own
+  // query with the real bounds (explained, the bounds query would answer no rows and the probe would stop there).
+  const boundsPlain: Queryable = { query: (text, params) => (/FROM audit_event_hours/.test(text) ? plain.query(text, params) : explaining.query(text, params)) };
   if (probe.path === '/api/v1/audit-events/stats') {
     await readAuditStats(explaining, orgId, bucketRange(probe.query.window as StatsWindow, Date.now())).catch(() => undefined);
+  } else if (probe.path === '/api/v1/audit-events/count') {
+    const { order: _o, limit: _l, ...filter } = listFilterOf(probe.query);
+    await countAuditEvents(boundsPlain, orgId, filter, COUNT_MAX).catch(() => undefined);
   } else {
     let query = probe.query;
     if (probe.page2) {
       const first = (await listAuditEvents(plain, orgId, listFilterOf(query))).rows;
       if (first.length) query = { ...query, cursor: String(first[first.length - 1].seq) };
     }
-    await listAuditEvents(explaining, orgId, listFilterOf(query)).catch(() => undefined);
+    await listAuditEvents(boundsPlain, orgId, listFilterOf(query)).catch(() => undefined);
   }
   if (!captured) throw new Error(`${probe.name}: no statement ran`);
   return captured;

@@ -144,7 +144,7 @@ async function ingestRun(ctx: RunContext, url: string, db: BenchDatabase, org: B
 async function measureProbes(ctx: RunContext, url: string, key: string, probes: Probe[]): Promise<ProbeLatency[]> {
   const get = async (p: string, query: Record<string, string>) => {
     const r = await fetch(`${url}${p}?${new URLSearchParams(query)}`, { headers: { authorization: `Bearer ${key}` } });
-    return { status: r.status, body: (await r.json()) as { items?: { seq: number }[]; nextCursor?: string | null; total?: number } };
+    return { status: r.status, body: (await r.json()) as { items?: { seq: number }[]; nextCursor?: string | null; total?: number; count?: number } };
   };
   const out: ProbeLatency[] = [];
   for (const probe of probes) {
@@ -170,7 +170,7 @@ async function measureProbes(ctx: RunContext, url: string, key: string, probes: 
       if (i < WARMUP) continue;
       latency.record(ms);
       if (r.status !== 200) failed++;
-      items = r.body.items?.length ?? r.body.total ?? 0;
+      items = r.body.items?.length ?? r.body.total ?? r.body.count ?? 0;
     }
     const s = summary(latency);
     out.push({ name: probe.name, kind: probe.path === '/api/v1/audit-events' ? 'list' : 'stats', order: probe.query.order ?? null, query: new URLSearchParams(query).toString(), items, failed, latencyMs: s });

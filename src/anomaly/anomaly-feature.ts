@@ -1,4 +1,4 @@
-// Rate-spike detection on tool calls and the /api/v1/anomaly-settings routes.
+// Rate-spike detection on tool calls, the /api/v1/anomaly-settings routes and the anomaly acknowledgement routes.
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticate.js';
@@ -6,6 +6,7 @@ import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { registerAcknowledgementRoutes } from './acknowledgement-routes.js';
 import { emitAnomaly } from './anomaly-events.js';
 import { createMemoryRateCounter } from './memory-rate-counter.js';
 import type { RateCounter } from './rate-counter.js';
@@ -53,6 +54,7 @@ export function createAnomalyFeature(deps: AnomalyDeps) {
   return {
     register(app: FastifyInstance) {
       registerSettingsRoutes(app, { db: deps.db, auth: deps.auth, defaults });
+      registerAcknowledgementRoutes(app, { db: deps.db, auth: deps.auth });
     },
     /** Resolves once every tool call committed so far has been evaluated (tests and shutdown). */
     idle: () => monitor.idle(),

@@ -10,21 +10,21 @@ import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { RateLimited } from '../shared/domain-errors.js';
-import { auditQuerySchema } from './audit-routes.js';
+import { auditQuerySchema, eventFilterFields } from './audit-routes.js';
+import { checkFreeText } from './event-filters.js';
 import { exportNdjson, type ExportProgress } from './audit-export.js';
 
-/** Strict: an unknown parameter (e.g. `from[]=`) is a 400 naming it, never ignored (the whole range would be exported). */
+/** An unknown parameter (e.g. `from[]=`) is a 400 naming it (src/http/schema-compilers.ts), never ignored (the whole range would be exported). */
 export const exportQuerySchema = z
-  .strictObject({
-    from: auditQuerySchema.shape.from,
-    to: auditQuerySchema.shape.to,
+  .object({
+    ...eventFilterFields,
     /** Resume: only events with a greater seq (the seq of the last line a previous, interrupted export delivered). */
     cursor: auditQuerySchema.shape.cursor,
   })
   .refine((q) => !q.from || !q.to || q.from < q.to, { message: 'from must be before to', path: ['to'] });
 
 const schema = {
-  summary: 'A time range of stored audit events as NDJSON in seq order (gzip when accepted), streamed',
+  summary: 'A time range of stored audit events, optionally filtered as the listing, as NDJSON in seq order (gzip when accepted), streamed',
   security: SECURITY.reader,
   querystring: exportQuerySchema,
   response: withErrors({
@@ -50,6 +50,8 @@ export interface ExportRouteDeps {
   maxPerOrg: number;
   /** An export whose client takes no bytes for this long is ended: EXPORT_IDLE_TIMEOUT_MS. */
   idleTimeoutMs: number;
+  /** Free text searches at most this many hours (SEARCH_MAX_RANGE_HOURS). */
+  searchMaxRangeHours: number;
 }
 
 /**
@@ -90,6 +92,7 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
 
   app.get('/api/v1/audit-events/export', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request, reply) => {
     const q = request.query;
+    checkFreeText(q, deps.searchMaxRangeHours);
     const orgId = authOf(request).orgId;
     const inProgress = perOrg.get(orgId) ?? 0;
     if (inProgress >= deps.maxPerOrg) {
@@ -100,7 +103,8 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
     perOrg.set(orgId, inProgress + 1);
     const abort = new AbortController();
     const progress: ExportProgress = { rows: 0, lastSeq: 0 };
-    const range = { from: q.from, to: q.to, afterSeq: q.cursor === undefined ? undefined : Number(q.cursor) };
+    const { cursor, ...filter } = q;
+    const range = { ...filter, afterSeq: cursor === undefined ? undefined : Number(cursor) };
     const reads = deps.reads.queryable(deps.db, orgId, { continues: true });
     const pages = { rows: deps.pageRows, bytes: deps.pageMaxBytes, onCut: deps.onPageCut };
     // objectMode off: the stream buffers BUFFER_BYTES of text and pulls the next page only when it drops below that.

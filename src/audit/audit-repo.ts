@@ -5,8 +5,8 @@ import type { StreamPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
 import type { AuditEventType, AuditSource, StreamEvent, StreamEventType } from './audit-types.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
-import { seqBoundsOfTimes } from './event-hours.js';
 import { readBytePage, streamedEventBytesSql } from './byte-pages.js';
+import { fieldConditions, timeConditions, type EventFilter } from './event-filters.js';
 
 interface StreamRow {
   seq: number;
@@ -94,15 +94,7 @@ export async function currentSeq(db: Queryable, orgId: string): Promise<number> 
   return r.rows.length ? Number(r.rows[0].event_seq) : 0;
 }
 
-export interface AuditEventFilter {
-  type?: string;
-  serverId?: string;
-  sessionId?: string;
-  toolName?: string;
-  action?: string;
-  source?: string;
-  from?: Date;
-  to?: Date;
+export interface AuditEventFilter extends EventFilter {
   afterSeq?: number;
   beforeSeq?: number;
   order: 'asc' | 'desc';
@@ -133,39 +125,53 @@ export interface AuditEventPage {
  * (readBytePage).
  */
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditEventFilter): Promise<AuditEventPage> {
-  const where = ['org_id = $1', orgHashMatches('$1')];
-  const params: unknown[] = [orgId];
-  const add = (sql: string, v: unknown) => {
-    params.push(v);
-    where.push(sql.replace('?', `$${params.length}`));
-  };
-  // A column whose index is keyed by a function of the value (the server, session and tool indexes by audit_key_hash,
-  // migration 011; the source index by audit_source_code, migration 010): the value and its key are both stated.
-  const keyed = (column: string, key: string, v: string) => {
-    add(`${column} = ?`, v);
-    where.push(`${key}(${column}) = ${key}($${params.length}::text)`);
-  };
-  if (f.type) add('type = ?', f.type);
-  if (f.serverId) keyed('server_id', 'audit_key_hash', f.serverId);
-  if (f.sessionId) keyed('session_id', 'audit_key_hash', f.sessionId);
-  if (f.toolName) keyed('tool_name', 'audit_key_hash', f.toolName);
-  if (f.action) add('action = ?', f.action);
-  if (f.source) keyed('source', 'audit_source_code', f.source);
-  if (f.from) add('occurred_at >= ?', f.from.toISOString());
-  if (f.to) add('occurred_at < ?', f.to.toISOString());
-  if (f.from || f.to) {
-    const bounds = await seqBoundsOfTimes(db, orgId, f);
-    if (!bounds) return { rows: [], cutByBytes: false };
-    add('seq >= ?', bounds.lo);
-    add('seq <= ?', bounds.hi);
-  }
-  if (f.afterSeq !== undefined) add('seq > ?', f.afterSeq);
-  if (f.beforeSeq !== undefined) add('seq < ?', f.beforeSeq);
+  const sql = await auditFilterSql(db, orgId, f);
+  if (!sql) return { rows: [], cutByBytes: false };
+  const { where, params } = sql;
+  if (f.afterSeq !== undefined) where.push(`seq > $${params.push(f.afterSeq)}`);
+  if (f.beforeSeq !== undefined) where.push(`seq < $${params.push(f.beforeSeq)}`);
   const page = await readBytePage<AuditEventDbRow>(db, { where, params, order: f.order, limit: f.limit, maxBytes: f.maxBytes });
   return { rows: page.rows.map(toAuditEventRow), cutByBytes: page.cutByBytes };
 }
 
-/** An event's row as the listing and export read it (apiEventColumnsSql). */
+/** The WHERE conditions and parameters of a filter ($1 is the org id); null when its time range holds no event. */
+export async function auditFilterSql(db: Queryable, orgId: string, f: AuditEventFilter | EventFilter): Promise<{ where: string[]; params: unknown[] } | null> {
+  const where = ['org_id = $1', orgHashMatches('$1')];
+  const params: unknown[] = [orgId];
+  fieldConditions(f, '$1', where, params);
+  if (!(await timeConditions(db, orgId, f, where, params))) return null;
+  return { where, params };
+}
+
+/**
+ * How many events match `f`, counting at most `cap` + 1 of them (capped: there are more than `cap`), and the org's
+ * last seq when counted (the count includes exactly the events up to it). One statement, so both come from one snapshot.
+ */
+export async function countAuditEvents(db: Queryable, orgId: string, f: EventFilter, cap: number): Promise<{ count: number; capped: boolean; asOfSeq: number }> {
+  const asOf = `(SELECT event_seq FROM organizations WHERE id = $1)`;
+  const sql = await auditFilterSql(db, orgId, f);
+  if (!sql) {
+    const r = await db.query<{ seq: string | number }>(`SELECT ${asOf} AS seq`, [orgId]);
+    return { count: 0, capped: false, asOfSeq: Number(r.rows[0]?.seq ?? 0) };
+  }
+  const { where, params } = sql;
+  params.push(cap + 1);
+  const r = await db.query<{ n: string | number; seq: string | number }>(
+    `SELECT (SELECT count(*) FROM (SELECT 1 FROM audit_events WHERE ${where.join(' AND ')} LIMIT $${params.length}) AS m) AS n, ${asOf} AS seq`,
+    params,
+  );
+  const n = Number(r.rows[0].n);
+  return { count: Math.min(n, cap), capped: n > cap, asOfSeq: Number(r.rows[0].seq ?? 0) };
+}
+
+/**
+ * The columns an API listing or export shows of an event (of audit_events, not aliased), in the order of
+ * AuditEventDbRow; metadata with its batch's shared part put back (audit_event_metadata, migration 010).
+ */
+export const AUDIT_EVENT_COLUMNS = `seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms,
+  CASE WHEN context_id IS NULL THEN metadata ELSE audit_event_metadata(metadata,
+    (SELECT c.context FROM audit_contexts c WHERE c.org_id = audit_events.org_id AND c.id = audit_events.context_id)) END AS metadata`;
+
 export interface AuditEventDbRow {
   seq: number;
   type: AuditEventType;

@@ -1,14 +1,16 @@
-// GET /api/v1/audit-events: the organization's stored audit events, filtered, with cursor paging by seq.
+// GET /api/v1/audit-events and /count: the organization's stored audit events, filtered, with cursor paging by seq, and how many match.
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
-import { auditEventPageSchema } from '../contract/api-rows.js';
+import { auditEventCountSchema, auditEventPageSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
-import { listAuditEvents } from './audit-repo.js';
+import { countAuditEvents, listAuditEvents } from './audit-repo.js';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from './audit-types.js';
+import { checkFreeText, FREE_TEXT_MAX_LENGTH } from './event-filters.js';
+import { readWithTimeout } from './query-timeout.js';
 
 const text = z.string().min(1).max(200);
 const time = z
@@ -23,11 +25,8 @@ const time = z
     return d;
   });
 
-/**
- * Strict: a parameter the route does not know (a misspelling, or an array form such as `from[]=`) is a 400 naming it,
- * never ignored (an ignored filter silently widens the answer).
- */
-export const auditQuerySchema = z.strictObject({
+/** The filters of stored events (listing, count, export). */
+export const eventFilterFields = {
   type: z.enum(AUDIT_EVENT_TYPES).optional(),
   serverId: text.optional(),
   sessionId: text.optional(),
@@ -36,16 +35,31 @@ export const auditQuerySchema = z.strictObject({
   source: z.enum(AUDIT_SOURCES).optional(),
   from: time.optional(),
   to: time.optional(),
+  /** Free text over the event's fields and metadata (the raw message); needs from and to (SEARCH_MAX_RANGE_HOURS). */
+  q: z.string().max(FREE_TEXT_MAX_LENGTH).optional(),
+};
+
+export const auditQuerySchema = z.object({
+  ...eventFilterFields,
   cursor: z.string().regex(/^\d{1,15}$/, 'must be the nextCursor of a previous page').optional(),
   order: z.enum(['asc', 'desc']).default('desc'),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
+export const countQuerySchema = z.object(eventFilterFields);
+
 const schema = {
-  summary: 'Stored audit events, filtered, cursor paging by seq',
+  summary: 'Stored audit events, filtered, cursor paging by seq; q (free text) needs from and to at most SEARCH_MAX_RANGE_HOURS apart, 503 past SEARCH_QUERY_TIMEOUT_MS',
   security: SECURITY.reader,
   querystring: auditQuerySchema,
   response: withErrors({ 200: auditEventPageSchema }),
+};
+
+const countSchema = {
+  summary: 'How many stored events match the filters (the listing\'s), counted up to AUDIT_COUNT_MAX (then capped: true); 503 past SEARCH_QUERY_TIMEOUT_MS',
+  security: SECURITY.reader,
+  querystring: countQuerySchema,
+  response: withErrors({ 200: auditEventCountSchema }),
 };
 
 export interface AuditRouteDeps {
@@ -57,25 +71,36 @@ export interface AuditRouteDeps {
   pageMaxBytes: number;
   /** A page ended early by its byte budget. */
   onPageCut?: () => void;
+  /** Free text searches at most this many hours (SEARCH_MAX_RANGE_HOURS). */
+  searchMaxRangeHours: number;
+  /** Longest a free-text listing or a count may run (SEARCH_QUERY_TIMEOUT_MS). */
+  searchTimeoutMs: number;
+  /** Most matches a count counts (AUDIT_COUNT_MAX). */
+  countMax: number;
 }
 
 export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDeps) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
   app.get('/api/v1/audit-events', { onRequest: deps.auth.require({ scope: 'events:read' }), schema }, async (request) => {
     const q = request.query;
+    checkFreeText(q, deps.searchMaxRangeHours);
     const orgId = authOf(request).orgId;
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
-    const page = await listAuditEvents(deps.reads.queryable(deps.db, orgId), orgId, {
-      ...q,
-      afterSeq: q.order === 'asc' ? cursor : undefined,
-      beforeSeq: q.order === 'desc' ? cursor : undefined,
-      limit: q.limit,
-      maxBytes: deps.pageMaxBytes,
-    });
+    const filter = { ...q, afterSeq: q.order === 'asc' ? cursor : undefined, beforeSeq: q.order === 'desc' ? cursor : undefined, limit: q.limit, maxBytes: deps.pageMaxBytes };
+    const page = q.q
+      ? await deps.reads.run(orgId, () => readWithTimeout(deps.db, deps.searchTimeoutMs, 'search_timeout', 'the free-text search', (tx) => listAuditEvents(tx, orgId, filter)))
+      : await listAuditEvents(deps.reads.queryable(deps.db, orgId), orgId, filter);
     const items = page.rows;
     if (page.cutByBytes) deps.onPageCut?.();
     // A page ended by its byte budget continues after its last event, as a full page does.
     const nextCursor = items.length > 0 && (page.cutByBytes || items.length === q.limit) ? String(items[items.length - 1].seq) : null;
     return { items, nextCursor };
+  });
+
+  app.get('/api/v1/audit-events/count', { onRequest: deps.auth.require({ scope: 'events:read' }), schema: countSchema }, async (request) => {
+    const q = request.query;
+    checkFreeText(q, deps.searchMaxRangeHours);
+    const orgId = authOf(request).orgId;
+    return deps.reads.run(orgId, () => readWithTimeout(deps.db, deps.searchTimeoutMs, 'count_timeout', 'the count', (tx) => countAuditEvents(tx, orgId, q, deps.countMax)));
   });
 }

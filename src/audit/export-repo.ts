@@ -2,9 +2,11 @@
 import type { Queryable } from '../db/db.js';
 import { seqBoundsOfTimes } from './event-hours.js';
 import { readBytePage } from './byte-pages.js';
+import { fieldConditions, type EventFilter } from './event-filters.js';
 import { currentSeq, toAuditEventRow, type AuditEventDbRow, type AuditEventRow } from './audit-repo.js';
 
-export interface ExportRange {
+/** A time range, and optionally the listing's field filters and free text (the dashboard exports its current query). */
+export interface ExportRange extends EventFilter {
   /** occurred_at >= from, when given. */
   from?: Date;
   /** occurred_at < to, when given. */
@@ -26,7 +28,7 @@ export async function exportSeqBounds(db: Queryable, orgId: string, range: Expor
 }
 
 /**
- * Events of the range with seq in (afterSeq, upToSeq], in seq order: at most `limit`, and no more of them than fit in
+ * Events of the range (and filters) with seq in (afterSeq, upToSeq], in seq order: at most `limit`, and no more of them than fit in
  * `maxBytes` (the first one always); `cutByBytes` when the budget ended the page before `limit` (readBytePage).
  */
 export async function readExportPage(
@@ -42,6 +44,7 @@ export async function readExportPage(
   const where = ['org_id = $1', 'seq > $2', 'seq <= $3'];
   if (range.from) where.push(`occurred_at >= $${params.push(range.from.toISOString())}`);
   if (range.to) where.push(`occurred_at < $${params.push(range.to.toISOString())}`);
+  fieldConditions(range, '$1', where, params);
   const page = await readBytePage<AuditEventDbRow>(db, { where, params, order: 'asc', limit, maxBytes });
   return { rows: page.rows.map(toAuditEventRow), cutByBytes: page.cutByBytes };
 }

@@ -26,6 +26,9 @@ export const auditEventRowSchema = z.object({
 
 export const auditEventPageSchema = z.object({ items: z.array(auditEventRowSchema), nextCursor: z.string().nullable() });
 
+/** GET /api/v1/audit-events/count: matches counted up to AUDIT_COUNT_MAX, as of the org's seq asOfSeq. */
+export const auditEventCountSchema = z.object({ count: z.number().int(), capped: z.boolean(), asOfSeq: z.number().int() });
+
 /** GET /api/v1/sessions and /sessions/:id, and the answer of a transition. */
 export const sessionRowSchema = z.object({
   sessionId: z.string(),
@@ -53,6 +56,13 @@ export const auditStatsSchema = z.object({
   buckets: z.array(z.object({ start: instant, counts, total: z.number().int() })),
   sessions: z.object({ seen: z.number().int(), active: z.number().int(), suspended: z.number().int() }),
   anomalies: z.array(anomalyPayloadSchema.extend({ seq: z.number().int() })),
+});
+
+/** GET/PUT /api/v1/anomalies/acknowledgement: anomalies with seq <= upToSeq are acknowledged (0: none). */
+export const anomalyAcknowledgementSchema = z.object({
+  upToSeq: z.number().int(),
+  acknowledgedBy: z.string().nullable(),
+  acknowledgedAt: instant.nullable(),
 });
 
 export const organizationSchema = z.object({ id: z.string(), name: z.string() });
@@ -90,9 +100,11 @@ export const createdApiKeySchema = apiKeySchema.extend({ key: z.string() });
 
 export type AuditEventRow = z.output<typeof auditEventRowSchema>;
 export type AuditEventPage = z.output<typeof auditEventPageSchema>;
+export type AuditEventCount = z.output<typeof auditEventCountSchema>;
 export type SessionRow = z.output<typeof sessionRowSchema>;
 export type SessionPage = z.output<typeof sessionPageSchema>;
 export type StatsSnapshot = z.output<typeof auditStatsSchema>;
+export type AnomalyAcknowledgement = z.output<typeof anomalyAcknowledgementSchema>;
 export type Organization = z.output<typeof organizationSchema>;
 export type UserMe = z.output<typeof userMeSchema>;
 export type ApiKeyMe = z.output<typeof apiKeyMeSchema>;

@@ -1,7 +1,7 @@
-// The anomaly list at the top of the dashboard: the window's anomalies from the server plus live ones, newest first, capped.
+// The anomaly list at the top of the dashboard: the window's anomalies from the server plus live ones, newest first, capped; acknowledged ones (kept on the server) hidden.
 import { formatTime, h, show } from './dom.js';
 import { copyableId } from './ids.js';
-import type { StatsSnapshot } from './api.js';
+import type { AnomalyAcknowledgement, StatsSnapshot } from './api.js';
 import type { AnomalyEvent } from './stream.js';
 
 const formatNumber = (n: number | null): string => (n === null ? '—' : String(Number(n.toFixed(2))));
@@ -17,7 +17,7 @@ export class AnomalyList {
   private readonly items = new Map<number, AnomalyEvent>();
   /** Live anomalies newer than the last snapshot, to put back on top of the next one. */
   private live: AnomalyEvent[] = [];
-  /** Anomalies up to this seq were cleared by the user and stay hidden. */
+  /** Anomalies up to this seq were acknowledged (for the whole organization, on the server) and stay hidden. */
   private clearedUpTo = 0;
 
   constructor(
@@ -25,14 +25,30 @@ export class AnomalyList {
     private readonly list: HTMLUListElement,
     private readonly emptyNote: HTMLElement,
     private readonly counter: HTMLElement,
-    clearButton: HTMLButtonElement,
+    private readonly clearButton: HTMLButtonElement,
+    private readonly ackNote: HTMLElement,
+    /** Acknowledges the anomalies up to a seq on the server; resolves with the organization's acknowledgement. */
+    acknowledge: (upToSeq: number) => Promise<AnomalyAcknowledgement | null>,
     private readonly cap = 50,
   ) {
-    clearButton.addEventListener('click', () => {
-      this.clearedUpTo = Math.max(this.clearedUpTo, ...this.items.keys());
-      this.items.clear();
-      this.render();
+    clearButton.addEventListener('click', async () => {
+      clearButton.disabled = true;
+      try {
+        const ack = await acknowledge(Math.max(this.clearedUpTo, ...this.items.keys()));
+        if (ack) this.acknowledged(ack);
+      } finally {
+        clearButton.disabled = false;
+      }
     });
+    this.render();
+  }
+
+  /** The organization's acknowledgement: anomalies up to its seq are hidden, and who acknowledged them is said. */
+  acknowledged(ack: AnomalyAcknowledgement): void {
+    if (ack.upToSeq < this.clearedUpTo) return;
+    this.clearedUpTo = ack.upToSeq;
+    for (const seq of [...this.items.keys()]) if (seq <= ack.upToSeq) this.items.delete(seq);
+    this.ackNote.textContent = ack.acknowledgedBy ? `acknowledged up to event ${ack.upToSeq} by ${ack.acknowledgedBy.replace(/^user:/, '')} at ${formatTime(ack.acknowledgedAt)}` : '';
     this.render();
   }
 
@@ -56,6 +72,7 @@ export class AnomalyList {
     this.items.clear();
     this.live = [];
     this.clearedUpTo = 0;
+    this.ackNote.textContent = '';
     this.render();
   }
 

@@ -1,10 +1,10 @@
 // The dashboard's calls to the audit-stream HTTP API (same origin, cookie auth) and the shapes they return.
 
-import type { ApiKey, AuditEventPage, CreatedApiKey, SessionPage, SessionRow, StatsSnapshot, UserMe } from '../contract/api-rows.js';
+import type { AnomalyAcknowledgement, ApiKey, AuditEventCount, AuditEventPage, AuditEventRow, CreatedApiKey, SessionPage, SessionRow, StatsSnapshot, UserMe } from '../contract/api-rows.js';
 
 // The shapes are the server's own (src/contract), imported as types only; the page signs in with a cookie, so /auth/me
 // answers it as a user.
-export type { ApiKey, AuditEventRow as StoredAuditEvent, Organization, SessionRow as Session, StatsSnapshot, UserMe as Me } from '../contract/api-rows.js';
+export type { AnomalyAcknowledgement, AuditEventCount, ApiKey, AuditEventRow as StoredAuditEvent, Organization, SessionRow as Session, StatsSnapshot, UserMe as Me } from '../contract/api-rows.js';
 
 /** A failed call: `status` 0 means the service could not be reached at all. */
 export class ApiError extends Error {
@@ -64,8 +64,20 @@ export const api = {
   logout: () => request<void>('POST', '/api/v1/auth/logout'),
   setActiveOrganization: (organizationId: string) => request<UserMe>('PUT', '/api/v1/auth/active-organization', { organizationId }),
   sessions: (limit = 100) => request<SessionPage>('GET', `/api/v1/sessions?limit=${limit}`),
-  suspendSession: (id: string) => request<SessionRow>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, {}),
+  session: (id: string) => request<SessionRow>('GET', `/api/v1/sessions/${encodeURIComponent(id)}`),
+  suspendSession: (id: string, reason = '') => request<SessionRow>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/suspend`, reason ? { reason } : {}),
   resumeSession: (id: string) => request<SessionRow>('POST', `/api/v1/sessions/${encodeURIComponent(id)}/resume`, {}),
+  /** One page of stored events for a query string of GET /api/v1/audit-events (filters, order, limit, cursor). */
+  events: (query: URLSearchParams) => request<AuditEventPage>('GET', `/api/v1/audit-events?${query}`),
+  count: (query: URLSearchParams) => request<AuditEventCount>('GET', `/api/v1/audit-events/count?${query}`),
+  /** The stored event with this seq, or null when there is none (removed by retention, or another organization's). */
+  event: async (seq: number): Promise<AuditEventRow | null> => {
+    const page = await request<AuditEventPage>('GET', `/api/v1/audit-events?order=asc&limit=1&cursor=${seq - 1}`);
+    return page.items[0]?.seq === seq ? page.items[0] : null;
+  },
+  exportUrl: (query: URLSearchParams) => `/api/v1/audit-events/export?${query}`,
+  acknowledgement: () => request<AnomalyAcknowledgement>('GET', '/api/v1/anomalies/acknowledgement'),
+  acknowledge: (upToSeq: number) => request<AnomalyAcknowledgement>('PUT', '/api/v1/anomalies/acknowledgement', { upToSeq }),
   recentToolCalls: (limit = 200) => request<AuditEventPage>('GET', `/api/v1/audit-events?type=tool_call&limit=${limit}&order=desc`),
   sessionCalls: (sessionId: string, limit = 200) =>
     request<AuditEventPage>('GET', `/api/v1/audit-events?type=tool_call&sessionId=${encodeURIComponent(sessionId)}&limit=${limit}&order=desc`),

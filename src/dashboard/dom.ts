@@ -60,6 +60,46 @@ export function formatDateTime(iso: string | null | undefined): string {
   return isToday(d) ? time : `${datePart(d)} ${time}`;
 }
 
+/** The browser's offset from UTC at `ms` as UTC±HH:MM. */
+export function utcOffset(ms = Date.now()): string {
+  const minutes = -new Date(ms).getTimezoneOffset();
+  const sign = minutes < 0 ? '-' : '+';
+  return `UTC${sign}${pad(Math.floor(Math.abs(minutes) / 60))}:${pad(Math.abs(minutes) % 60)}`;
+}
+
+/** The browser's offset from UTC at `ms`, short, for column heads: UTC, UTC+1, UTC-5, UTC+5:30. */
+export function shortUtcOffset(ms = Date.now()): string {
+  const minutes = -new Date(ms).getTimezoneOffset();
+  if (minutes === 0) return 'UTC';
+  const abs = Math.abs(minutes);
+  return `UTC${minutes < 0 ? '-' : '+'}${Math.floor(abs / 60)}${abs % 60 ? `:${pad(abs % 60)}` : ''}`;
+}
+
+/** The time zone times are shown in: its IANA name (when the browser tells) and its offset, e.g. "Europe/Paris, UTC+01:00". */
+export function zoneLabel(ms = Date.now()): string {
+  let name = '';
+  try {
+    name = Intl.DateTimeFormat().resolvedOptions().timeZone ?? '';
+  } catch {
+    name = '';
+  }
+  return name && name !== 'UTC' && name !== 'Etc/UTC' ? `${name}, ${utcOffset(ms)}` : utcOffset(ms);
+}
+
+/** Local date, time with milliseconds and zone offset: every part, for the detail panel. */
+export function formatFull(iso: string | null | undefined): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return `${datePart(d)} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${pad(d.getMilliseconds(), 3)} ${utcOffset(d.getTime())}`;
+}
+
+/** The value of a datetime-local input for an epoch-ms time (local, to the minute). */
+export function localInputValue(ms: number): string {
+  const d = new Date(ms);
+  return `${datePart(d)}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
 /** Local HH:MM of an epoch-ms time, with the month and day when not today (chart axes). */
 export function formatClock(ms: number): string {
   const d = new Date(ms);

@@ -1,19 +1,27 @@
-// Whole identifiers on the page: monospace, wrapping, copied on click; session ids also open that session's calls.
+// Identifiers on the page: shortened to one line (the whole id on hover, in the copy and in the detail panel); copied on click; session ids also open that session.
 import { h } from './dom.js';
 
-/** A server (or other) id: the whole value, copied to the clipboard when clicked. */
-export function copyableId(value: string | null): Node {
-  if (value === null || value === '') return document.createTextNode('—');
-  return h('button', { type: 'button', class: 'idv copyable', 'data-copy': value, title: 'Click to copy' }, value);
+/** Ids longer than this are shown as their start, an ellipsis and their end. */
+const SHORT_MAX = 16;
+
+/** The id as shown in a row: whole when short, else its first 9 and last 5 characters around an ellipsis (15 in all). */
+export function shortId(value: string): string {
+  return value.length <= SHORT_MAX ? value : `${value.slice(0, 9)}…${value.slice(-5)}`;
 }
 
-/** A session id: the whole value opens the session's calls; the small button beside it copies it. */
+/** A server (or other) id: one line, the whole value on hover, copied to the clipboard when clicked. */
+export function copyableId(value: string | null): Node {
+  if (value === null || value === '') return document.createTextNode('—');
+  return h('button', { type: 'button', class: 'idv copyable', 'data-copy': value, title: `${value}\n(click to copy)` }, shortId(value));
+}
+
+/** A session id: one line that opens the session (status, actions, calls); the small button beside it copies it. */
 export function sessionId(value: string | null): Node {
   if (value === null || value === '') return document.createTextNode('—');
   return h(
     'span',
     { class: 'idwrap' },
-    h('button', { type: 'button', class: 'idv link', 'data-session': value, title: 'Show the calls of this session' }, value),
+    h('button', { type: 'button', class: 'idv link', 'data-session': value, title: `${value}\n(open this session)` }, shortId(value)),
     h('button', { type: 'button', class: 'copy-btn', 'data-copy': value, title: 'Copy the session id', 'aria-label': `Copy session id ${value}` }, 'copy'),
   );
 }

@@ -1,14 +1,18 @@
 // The API key screen of organization admins: list (prefix, name, scopes, created, last used), create (shown once), revoke.
-import { api, ApiError, isUnauthorized, type ApiKey } from './api.js';
+import { api, ApiError, isUnauthorized, type ApiKey, type Me } from './api.js';
 import { byId, formatDateTime, h } from './dom.js';
 import { copyFrom } from './ids.js';
+import type { Screen } from './screens.js';
 import { cell } from './table.js';
 
 const CONFIRM_MS = 5000;
 
-export class KeysView {
+export class KeysView implements Screen {
+  readonly name = 'keys';
+  readonly view = byId('keys-view');
+  readonly navLink = byId('nav-keys');
   private readonly form = byId<HTMLFormElement>('key-form');
-  private readonly name = byId<HTMLInputElement>('key-name');
+  private readonly keyName = byId<HTMLInputElement>('key-name');
   private readonly error = byId('key-error');
   private readonly tbody = byId<HTMLTableSectionElement>('keys-body');
   private readonly empty = byId('keys-empty');
@@ -33,13 +37,30 @@ export class KeysView {
     });
   }
 
+  /** Organization admins only. */
+  available(me: Me): boolean {
+    return me.organizations.find((o) => o.id === me.activeOrganizationId)?.role === 'admin';
+  }
+
+  show(): void {
+    void this.load();
+  }
+
+  hide(): void {
+    this.reset();
+  }
+
   async load(): Promise<void> {
     const gen = ++this.generation;
+    this.empty.hidden = false;
+    this.empty.textContent = 'Loading…';
     try {
       const { items } = await api.apiKeys();
       if (gen === this.generation) this.render(items);
     } catch (err) {
-      if (gen === this.generation) this.fail('The keys could not be loaded', err);
+      if (gen !== this.generation) return;
+      this.empty.hidden = true;
+      this.fail('The keys could not be loaded', err);
     }
   }
 
@@ -48,6 +69,7 @@ export class KeysView {
     this.generation++;
     this.hideNewKey();
     this.tbody.replaceChildren();
+    this.empty.hidden = true;
   }
 
   private render(items: ApiKey[]): void {
@@ -72,11 +94,12 @@ export class KeysView {
         ),
       ),
     );
+    this.empty.textContent = 'No API keys yet.';
     this.empty.hidden = items.length > 0;
   }
 
   private async create(): Promise<void> {
-    const name = this.name.value.trim();
+    const name = this.keyName.value.trim();
     const scopes = Array.from(this.form.querySelectorAll<HTMLInputElement>('input[name="scope"]:checked')).map((i) => i.value);
     if (!name) return this.setError('Give the key a name.');
     if (scopes.length === 0) return this.setError('Choose at least one scope.');
@@ -88,7 +111,7 @@ export class KeysView {
       byId('new-key-name').textContent = created.name;
       this.newKeyValue.textContent = created.key;
       this.newKey.hidden = false;
-      this.name.value = '';
+      this.keyName.value = '';
       await this.load();
     } catch (err) {
       if (isUnauthorized(err)) return this.signedOut();

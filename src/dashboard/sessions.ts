@@ -1,11 +1,12 @@
-// The sessions table: loaded from /api/v1/sessions, kept current by session_update and tool_call events, with Suspend/Resume.
-import { api, ApiError, isUnauthorized, type Session } from './api.js';
+// The sessions table: loaded from /api/v1/sessions, kept current by session_update and tool_call events, with Suspend (confirmed, with a reason) and Resume.
+import { ApiError, isUnauthorized, type Session } from './api.js';
 import { byId, formatDateTime, h, onNextFrame } from './dom.js';
 import { copyableId, sessionId } from './ids.js';
+import { runSessionOp, type SessionOp } from './session-actions.js';
 import { cell } from './table.js';
 import type { SessionUpdateEvent, ToolCallEvent } from './stream.js';
 
-type Op = 'suspend' | 'resume';
+type Op = SessionOp;
 
 /** What live tool calls tell of a session not listed yet (its last call time is unknown until one arrives). */
 type Seed = Pick<Session, 'serverId' | 'toolCallCount'> & { lastSeenAt: string | null };
@@ -143,7 +144,7 @@ export class SessionsView {
     tr.dataset.state = s.status;
     tr.replaceChildren(
       cell('Session', { class: 'id session-cell' }, sessionId(s.sessionId), h('span', { class: 'session-server' }, 'server ', copyableId(s.serverId))),
-      cell('Status', { 'data-status': s.status, title: s.statusReason ?? '' }, h('span', { class: `status status-${s.status}` }, s.status)),
+      cell('Status', { 'data-status': s.status, title: s.statusReason ? `reason: ${s.statusReason}` : '' }, h('span', { class: `status status-${s.status}` }, s.status)),
       cell('Calls', { class: 'num' }, String(s.toolCallCount)),
       cell('Last seen', { class: 'time', title: s.lastSeenAt ?? '' }, formatDateTime(s.lastSeenAt)),
       cell(
@@ -160,14 +161,22 @@ export class SessionsView {
     );
   }
 
+  /** A session as the API answered it (after a transition made here or in the session dialog). */
+  applySession(updated: Session): void {
+    const row = this.rows.get(updated.sessionId);
+    if (row && !before(updated.statusChangedAt, row.session.statusChangedAt)) {
+      Object.assign(row.session, updated);
+      this.markDirty(updated.sessionId);
+    }
+  }
+
   private async run(id: string, op: Op): Promise<void> {
     if (this.busy.has(id)) return;
     this.busy.add(id);
     this.markDirty(id);
     try {
-      const updated = op === 'suspend' ? await api.suspendSession(id) : await api.resumeSession(id);
-      const row = this.rows.get(id);
-      if (row && !before(updated.statusChangedAt, row.session.statusChangedAt)) Object.assign(row.session, updated);
+      const updated = await runSessionOp(id, op);
+      if (updated) this.applySession(updated);
     } catch (err) {
       if (isUnauthorized(err)) {
         this.signedOut();

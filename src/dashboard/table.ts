@@ -1,4 +1,4 @@
-// The live tool-call table: newest first by seq, capped in length, filterable, its DOM brought up to date once per animation frame.
+// The live tool-call table: newest first by seq, capped in length, filterable (over the rows shown; Explore searches the history), a row opens the event; DOM brought up to date once per animation frame.
 import { actionKey } from '../audit/action-keys.js';
 import { formatTime, h, onNextFrame, show } from './dom.js';
 import { copyableId, sessionId } from './ids.js';
@@ -76,7 +76,7 @@ export class ToolCallTable {
     for (const row of this.rows) {
       let tr = this.rendered.get(row.seq);
       if (!tr) {
-        tr = h('tr', { 'data-seq': row.seq, 'data-action': actionKey(row.action) }, ...toolCallCells(row, true));
+        tr = h('tr', { 'data-seq': row.seq, 'data-open-seq': row.seq, tabindex: 0, 'data-action': actionKey(row.action) }, ...toolCallCells(row, true));
         tr.hidden = !this.matches(row);
         this.rendered.set(row.seq, tr);
       }

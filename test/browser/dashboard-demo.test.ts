@@ -1,5 +1,5 @@
 // `npm run demo` against a real server, then the dashboard in Chromium at 1280 px and 390 px: figures from the server
-// that survive a reload, anomalies on open, whole ids that fit, a filter, a session's calls, and the API key screen.
+// that survive a reload, anomalies on open, one-line ids that fit (whole on hover), a filter, a session's calls, and the API key screen.
 import { mkdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
@@ -7,6 +7,7 @@ import { realBackendAvailable } from '../helpers/backends.js';
 import { ADMIN_TOKEN, bearer, http, postEvents, toolCall } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import { chromiumAvailable, fitOf, launchChromium, runDemo, SHOTS, signedInPage } from './browser-kit.js';
+import { shortId } from '../../src/dashboard/ids.js';
 
 const EMAIL = 'admin@demo.local';
 const PASSWORD = 'demo password for the screenshot';
@@ -81,7 +82,7 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     await wide.screenshot({ path: `${SHOTS}/demo-1280.png` });
   });
 
-  it('shows whole session ids and dates of other days, and copies an id on click', async () => {
+  it('shows session ids on one line (whole on hover) and dates of other days, and copies an id on click', async () => {
     await postEvents(app.url, key, [toolCall(2, { toolName: 'old_call', serverId: 'archive-mcp', timestamp: '2024-05-01T10:00:00.000Z' })]);
     await wide.reload();
     const old = wide.locator('#tool-calls-body tr', { hasText: 'old_call' });
@@ -91,7 +92,9 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     for (const { sessionId } of sessions) {
       const id = wide.locator(`#sessions-body tr[data-session-id="${sessionId}"] [data-session]`);
       const fit = await fitOf(id, 'tr');
-      expect(fit, sessionId).toEqual({ text: sessionId, inViewport: true, inContainer: true, notClipped: true });
+      expect(fit, sessionId).toEqual({ text: shortId(sessionId), inViewport: true, inContainer: true, notClipped: true });
+      expect(await id.getAttribute('title'), sessionId).toContain(sessionId);
+      expect((await id.boundingBox())!.height, sessionId).toBeLessThan(20);
     }
     await wide.locator('#tool-calls-body tr .copyable').first().click();
     const copied = await wide.locator('#tool-calls-body tr .copyable').first().getAttribute('data-copy');
@@ -117,7 +120,7 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     expect(await dialog.isVisible()).toBe(false);
   });
 
-  it('at 390 px every Suspend button has its whole session id beside it, inside the card and the screen', async () => {
+  it('at 390 px every Suspend button has its session id beside it, inside the card and the screen', async () => {
     narrow = await signedInPage(browser, app.url, EMAIL, PASSWORD, 390, 844);
     await narrow.locator('#sessions-body tr').first().waitFor();
     const rows = narrow.locator('#sessions-body tr:has(button[data-op])');
@@ -126,7 +129,8 @@ describe.runIf(chromiumAvailable)('npm run demo, then the dashboard at 1280 and 
     for (let i = 0; i < n; i++) {
       const row = rows.nth(i);
       const expected = await row.getAttribute('data-session-id');
-      expect(await fitOf(row.locator('[data-session]'), 'tr')).toEqual({ text: expected, inViewport: true, inContainer: true, notClipped: true });
+      expect(await fitOf(row.locator('[data-session]'), 'tr')).toEqual({ text: shortId(expected as string), inViewport: true, inContainer: true, notClipped: true });
+      expect(await row.locator('[data-session]').getAttribute('data-session')).toBe(expected);
       expect(await fitOf(row.locator('button[data-op]'), 'tr')).toMatchObject({ inViewport: true, inContainer: true, notClipped: true });
     }
     // Tool-call cards show whole values too; the brand stays on one line; nothing scrolls sideways.

@@ -124,10 +124,13 @@ describe.runIf(existsSync(CHROMIUM))('dashboard in Chromium', () => {
     const row = page.locator('#sessions tr[data-session-id="sess-ui"]');
     await row.waitFor({ timeout: 10_000 });
     await row.locator('button[data-op="suspend"]').click();
+    await page.fill('#suspend-reason', 'from the browser test');
+    await page.click('#suspend-confirm');
     await expect.poll(() => row.locator('[data-status]').textContent(), { timeout: 10_000 }).toContain('suspended');
     const stored = await http(`${app.url}/api/v1/audit-events?type=session_update&sessionId=sess-ui`, { headers: bearer(org.key) });
     const suspended = stored.body.items.find((e: { metadata: { transition?: string } }) => e.metadata.transition === 'suspended');
     expect(suspended.metadata.by).toContain(org.email);
+    expect(suspended.metadata.reason).toBe('from the browser test');
     await row.locator('button[data-op="resume"]').click();
     await expect.poll(() => row.locator('[data-status]').textContent(), { timeout: 10_000 }).toContain('active');
   });

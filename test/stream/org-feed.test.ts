@@ -198,7 +198,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const metrics = createMetrics();
     const feed = await feedOf(orgId, 10_000, { db: w.db, recentWindowBytes: 1 << 20, metrics });
     const live = await attach(feed, null);
-    for (let i = 0; i < 4; i++) await bus.publish(await store(orgId, 25));
+    for (let i = 0; i < 4; i++) await bus.transport.publish(await store(orgId, 25));
     await live.client.waitForCount(100);
     const queriesBefore = w.queries();
     const resumed = await attach(feed, 37);
@@ -207,7 +207,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     expect(w.queries()).toBe(queriesBefore);
     expect(await resumesFrom(metrics, 'memory')).toBe(1);
     expect(await resumesFrom(metrics, 'database')).toBe(0);
-    await bus.publish(await store(orgId, 2));
+    await bus.transport.publish(await store(orgId, 2));
     await resumed.client.waitForCount(65);
     expect(seqs(resumed.client)).toEqual(upTo(102).slice(37));
     live.client.close();
@@ -220,12 +220,12 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const metrics = createMetrics();
     const feed = await feedOf(orgId, 10_000, { db: w.db, recentWindowBytes: 1 << 20, metrics });
     const live = await attach(feed, null);
-    await bus.publish(await store(orgId, 3));
+    await bus.transport.publish(await store(orgId, 3));
     await live.client.waitForCount(3);
     // 4..5 committed, their publish lost; the database refuses reads when 6..7 arrive, so the gap stays open.
     await store(orgId, 2);
     w.failing.on = true;
-    await bus.publish(await store(orgId, 2));
+    await bus.transport.publish(await store(orgId, 2));
     await expect.poll(async () => (await metrics.gapFills.get()).values[0]?.value ?? 0).toBe(1);
     await feed.catchUp(); // queued behind the failed fill: the feed has taken the batch in by now
     const resumed = await attach(feed, 1);
@@ -246,7 +246,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     const metrics = createMetrics();
     const feed = await feedOf(orgId, 10_000, { recentWindowBytes: 16 * 1024, metrics });
     const live = await attach(feed, null);
-    for (let i = 0; i < 3; i++) await bus.publish(await store(orgId, 20));
+    for (let i = 0; i < 3; i++) await bus.transport.publish(await store(orgId, 20));
     await live.client.waitForCount(60);
     // A client that has stopped reading, its socket already full: its resume sends one batch, then waits for it to drain.
     const slow = await connect(feed);
@@ -258,7 +258,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
     }
     const attaching = feed.attach(slow.conn, 0);
     // Meanwhile more than the window's bytes are delivered: the batches the slow resume still needs are dropped.
-    for (let i = 0; i < 8; i++) await bus.publish(await store(orgId, 20));
+    for (let i = 0; i < 8; i++) await bus.transport.publish(await store(orgId, 20));
     await live.client.waitForCount(220);
     slow.client.resume();
     await attaching;

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { InvalidInput, type IssueDetail } from '../../shared/domain-errors.js';
 import { dedupeKey, ownIdentity } from '../dedupe-key.js';
+import { mapAction } from '../normalize/actions.js';
 import type { EventsContext, IngestSource } from '../ingest-source.js';
 import { checkEntryCount } from '../store-events.js';
 import { rawEventSchema, type RawEvent } from './raw-schemas.js';
@@ -24,8 +25,20 @@ export function parseNdjson(text: string, maxEntries: number): unknown[] {
   return out;
 }
 
+/**
+ * The action of a raw event through the same vocabulary as the log sources ("BLOCK" is deny): a word other than the
+ * action itself is kept in metadata.actionWord, a word outside the vocabulary in metadata.rawAction (the action is null).
+ */
+function rawAction(word: string | null | undefined): { action: string | null; metadata: Record<string, string> } {
+  if (word === null || word === undefined) return { action: null, metadata: {} };
+  const mapped = mapAction(word);
+  if (mapped.action === null) return { action: null, metadata: mapped.rawAction === null ? {} : { rawAction: mapped.rawAction } };
+  return { action: mapped.action, metadata: word === mapped.action ? {} : { actionWord: word } };
+}
+
 /** The stored event of the raw event at `index`; deduplicated only by its `id`, or the request's Idempotency-Key + index. */
 export function rawAuditEvent(e: RawEvent, index: number, receivedAt: Date, idempotencyKey: string | null): NewAuditEvent {
+  const action = rawAction(e.action);
   return {
     type: 'tool_call',
     source: 'raw',
@@ -33,9 +46,9 @@ export function rawAuditEvent(e: RawEvent, index: number, receivedAt: Date, idem
     serverId: e.serverId,
     sessionId: e.sessionId ?? null,
     toolName: e.toolName,
-    action: e.action ?? null,
+    action: action.action,
     latencyMs: e.latencyMs ?? null,
-    metadata: { ...(e.metadata ?? {}), ...(e.id ? { id: e.id } : {}) },
+    metadata: { ...(e.metadata ?? {}), ...action.metadata, ...(e.id ? { id: e.id } : {}) },
     dedupeKey: dedupeKey('raw', e.id ? ownIdentity.raw(e.id) : null, idempotencyKey, index),
   };
 }
