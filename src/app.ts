@@ -43,6 +43,7 @@ import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
 import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
+import { createProxyFeature, type AppendEvents, type ProxyFeature } from './proxy/proxy-feature.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -74,6 +75,8 @@ export interface AppContext {
   /** Removes expired events on a timer; one instance at a time runs a pass. */
   retention: RetentionJob;
   recorder: EventRecorder;
+  /** The MCP proxy (/mcp/:serverId and /api/v1/mcp/*). */
+  proxy: ProxyFeature;
   logger: Logger;
   /**
    * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
@@ -156,6 +159,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const hub = createStreamHub({ config, db, bus, authRepo, logger, metrics });
   const anomaly = createAnomalyFeature({ config, db, auth, recorder, logger, metrics });
+  // The proxy's one dependency on the write path: appending events to an organization's log.
+  const appendEvents: AppendEvents = (orgId, events) => recorder.recordEvents(orgId, events, { internal: true });
+  let proxy: ProxyFeature;
+  try {
+    proxy = await createProxyFeature({ config, db, auth, append: appendEvents, logger });
+  } catch (err) {
+    await anomaly.close();
+    await bus.close();
+    await db.close();
+    throw err;
+  }
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerErrorHandling(app);
@@ -214,6 +228,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, recorder });
   anomaly.register(app);
+  proxy.register(app);
   registerOpenApiRoute(app);
   await registerDashboardRoutes(app);
 
@@ -224,6 +239,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => {
     await retention.stop();
+    await proxy.close();
     await anomaly.close();
     await bus.close();
     await db.close();
@@ -231,5 +247,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
-  return { app, config, db, bus, metrics, hub, recorder, logger, retention, seedDemo: seed };
+  proxy.start();
+  return { app, config, db, bus, metrics, hub, recorder, proxy, logger, retention, seedDemo: seed };
 }
