@@ -163,7 +163,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const appendEvents: AppendEvents = (orgId, events) => recorder.recordEvents(orgId, events, { internal: true });
   let proxy: ProxyFeature;
   try {
-    proxy = await createProxyFeature({ config, db, auth, append: appendEvents, logger });
+    proxy = await createProxyFeature({ config, db, bus, auth, append: appendEvents, logger });
   } catch (err) {
     await anomaly.close();
     await bus.close();

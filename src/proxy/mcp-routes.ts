@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { authOf, type Authenticator } from '../auth/authenticate.js';
+import { authOf } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
 import { toErrorResponse } from '../http/error-handler.js';
 import { NotFoundError } from '../http/errors.js';
@@ -34,7 +34,8 @@ export interface McpRouteSettings {
 
 export interface McpRouteDeps {
   db: Db;
-  auth: Authenticator;
+  /** The onRequest hook authenticating an API key with mcp:call. */
+  authenticate: (request: FastifyRequest) => Promise<void>;
   configs: OrgProxyConfigs;
   upstreams: UpstreamClient;
   limiter: ProxyLimiter;
@@ -332,7 +333,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
       if (answer.retryAfter !== undefined) void reply.header('Retry-After', String(answer.retryAfter));
       void reply.code(answer.status).type('application/json').send(jsonRpcError(answer.id, answer.rpcCode, answer.message));
     });
-    const onRequest = deps.auth.require({ scope: 'mcp:call', cookie: false });
+    const onRequest = deps.authenticate;
     const params = z.object({ serverId: z.string() });
     const schema = (summary: string) => ({ summary, security: SECURITY.apiKey, params, response: { default: { description: 'a JSON-RPC message, or an SSE stream of them', content: { 'application/json': { schema: z.unknown() } } } } });
 

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Authenticator } from '../auth/authenticate.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
+import type { Bus } from '../bus/bus.js';
+import { createProxyAuth } from './proxy-auth.js';
 import { createCallRecorder, type AppendEvents } from './call-recorder.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { createOrgProxyConfigs } from './org-proxy-config.js';
@@ -16,6 +18,7 @@ export interface ProxyDeps {
   config: Config;
   db: Db;
   auth: Authenticator;
+  bus: Bus;
   /** The event log's append (see AppendEvents). */
   append: AppendEvents;
   logger: Logger;
@@ -57,7 +60,7 @@ export async function createProxyFeature(deps: ProxyDeps) {
       });
       registerMcpRoutes(app, {
         db: deps.db,
-        auth: deps.auth,
+        authenticate: createProxyAuth({ auth: deps.auth, bus: deps.bus, staleMs: c.PROXY_AUTH_STALE_MS }),
         configs,
         upstreams,
         limiter,
