@@ -15,6 +15,7 @@ import { runFanout } from './scenarios/fanout.js';
 import { runHistory } from './scenarios/history.js';
 import { runIngest } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
+import { runProxy } from './scenarios/proxy.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -23,6 +24,7 @@ const SCENARIOS = {
   crossInstance: runCrossInstance,
   connections: runConnections,
   history: runHistory,
+  proxy: runProxy,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

@@ -126,6 +126,8 @@ export const configSchema = z.object({
   /** Longest CEL condition of a rule, in characters, and most nodes of its parsed expression. */
   PROXY_RULE_MAX_CHARS: int(2000, 10, 100_000),
   PROXY_RULE_MAX_NODES: int(200, 5, 100_000),
+  /** How long an instance reuses a key's authentication for proxied calls (a revocation reaches every instance at once over the bus; this bounds one Redis lost). */
+  PROXY_AUTH_CACHE_MS: int(5000, 0, 600_000),
   /** While the database cannot be read, a key that authenticated within this long still may call through the proxy. */
   PROXY_AUTH_STALE_MS: int(300_000, 0, 86_400_000),
   /** How long an instance uses an organization's servers, rules and settings before reading them again. */

@@ -3,18 +3,28 @@
 import type { Queryable } from '../db/db.js';
 import type { CallFacts } from './call-record.js';
 
+export interface IntentToWrite {
+  orgId: string;
+  facts: CallFacts;
+  sweepAfterMs: number;
+}
+
 /**
- * Writes the call's intent unless its session is suspended: one statement, one round trip, reading the session's
- * status as committed now, on whatever instance suspended it. Returns false (and writes nothing) for a suspended session.
+ * Writes calls' intents unless their session is suspended: one statement (one commit) for all of them, reading each
+ * session's status as committed now, on whatever instance suspended it. Returns the call ids written; a call of a
+ * suspended session is left out (nothing written for it).
  */
-export async function writeIntentUnlessSuspended(db: Queryable, orgId: string, facts: CallFacts, sweepAfterMs: number): Promise<boolean> {
-  const r = await db.query(
+export async function writeIntentsUnlessSuspended(db: Queryable, intents: readonly IntentToWrite[]): Promise<Set<string>> {
+  const rows = intents.map((i) => ({ call_id: i.facts.callId, org_id: i.orgId, started_at: i.facts.startedAt, sweep_ms: Math.ceil(i.sweepAfterMs), session_id: i.facts.sessionId, event: i.facts }));
+  const r = await db.query<{ call_id: string }>(
     `INSERT INTO proxy_call_intents (call_id, org_id, started_at, sweep_after, event)
-     SELECT $1, $2, $3, now() + ($4::bigint * interval '1 millisecond'), $5::jsonb
-     WHERE NOT EXISTS (SELECT 1 FROM agent_sessions WHERE org_id = $2 AND session_id = $6 AND status = 'suspended')`,
-    [facts.callId, orgId, facts.startedAt, Math.ceil(sweepAfterMs), JSON.stringify(facts), facts.sessionId],
+     SELECT i.call_id, i.org_id, i.started_at, now() + (i.sweep_ms * interval '1 millisecond'), i.event
+     FROM jsonb_to_recordset($1::jsonb) AS i(call_id uuid, org_id uuid, started_at timestamptz, sweep_ms bigint, session_id text, event jsonb)
+     WHERE NOT EXISTS (SELECT 1 FROM agent_sessions s WHERE s.org_id = i.org_id AND s.session_id = i.session_id AND s.status = 'suspended')
+     RETURNING call_id`,
+    [JSON.stringify(rows)],
   );
-  return r.rowCount === 1;
+  return new Set(r.rows.map((x) => x.call_id));
 }
 
 /** The session's status now ('active', 'suspended'), or null when it has not been seen. */

@@ -5,7 +5,8 @@ import type { Logger } from 'pino';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { Db } from '../db/db.js';
 import { createJobLease } from '../retention/job-lease.js';
-import { deleteIntents, leftIntents } from './call-intents-repo.js';
+import { deleteIntents, leftIntents, writeIntentsUnlessSuspended, type IntentToWrite } from './call-intents-repo.js';
+import { createBatcher } from './batcher.js';
 import { toolCallEvent, type CallCompletion, type CallFacts } from './call-record.js';
 
 /**
@@ -26,6 +27,8 @@ export interface CallRecorderDeps {
   sweepBatch?: number;
 }
 
+const CLOSE_INTERVAL_MS = 100;
+
 interface Pending {
   orgId: string;
   event: NewAuditEvent;
@@ -45,9 +48,51 @@ export function createCallRecorder(deps: CallRecorderDeps) {
   let inFlight = 0;
   let idleWaiters: (() => void)[] = [];
 
+  // Intents of calls about to be forwarded, written together when they arrive together (one statement, one commit).
+  const intentWriter = createBatcher<IntentToWrite, boolean>({
+    maxBatch: 500,
+    flush: async (items) => {
+      const written = await writeIntentsUnlessSuspended(deps.db, items);
+      return items.map((i) => written.has(i.facts.callId));
+    },
+  });
+  // Closed intents are deleted together, every CLOSE_INTERVAL_MS (one commit for many calls, off the calls' way); a
+  // failed delete is left to the sweep, whose record of the call is then a duplicate and not stored.
+  let toClose: string[] = [];
+  let closeTimer: NodeJS.Timeout | null = null;
+  function closeIntent(callId: string): void {
+    toClose.push(callId);
+    if (toClose.length >= 1000) void flushClosed();
+    else closeTimer ??= setTimeout(() => void flushClosed(), CLOSE_INTERVAL_MS);
+  }
+  function flushClosed(): Promise<void> {
+    if (closeTimer) clearTimeout(closeTimer);
+    closeTimer = null;
+    const ids = toClose;
+    toClose = [];
+    return ids.length ? deleteIntents(deps.db, ids).catch(() => undefined) : Promise.resolve();
+  }
+  // Records of one organization stored together when they complete together (one append, one transaction).
+  const appenders = new Map<string, ReturnType<typeof createBatcher<NewAuditEvent, void>>>();
+  function appenderOf(orgId: string) {
+    let a = appenders.get(orgId);
+    if (!a) {
+      a = createBatcher<NewAuditEvent, void>({
+        maxBatch: 1000,
+        flush: async (events) => {
+          await deps.append(orgId, events);
+          return events.map(() => undefined);
+        },
+      });
+      appenders.set(orgId, a);
+      if (appenders.size > 10_000) appenders.delete(appenders.keys().next().value!);
+    }
+    return a;
+  }
+
   async function store(p: Pending): Promise<void> {
-    await deps.append(p.orgId, [p.event]);
-    if (p.callId) await deleteIntents(deps.db, [p.callId]).catch(() => undefined); // the sweep deletes it later (deduplicated)
+    await appenderOf(p.orgId).add(p.event);
+    if (p.callId) closeIntent(p.callId);
   }
 
   function hold(p: Pending): void {
@@ -146,6 +191,11 @@ export function createCallRecorder(deps: CallRecorderDeps) {
   }
 
   return {
+    /**
+     * Writes a call's intent before it is forwarded, unless its session is suspended (false: nothing written). Throws
+     * when the store cannot be written.
+     */
+    writeIntent: (orgId: string, facts: CallFacts, sweepAfterMs: number) => intentWriter.add({ orgId, facts, sweepAfterMs }),
     record,
     begin,
     sweepOnce,
@@ -160,6 +210,7 @@ export function createCallRecorder(deps: CallRecorderDeps) {
     },
     async close() {
       closed = true;
+      await flushClosed();
       if (retryTimer) clearTimeout(retryTimer);
       if (sweepTimer) clearTimeout(sweepTimer);
       await sweeping;

@@ -13,7 +13,7 @@ import { toErrorResponse } from '../http/error-handler.js';
 import { NotFoundError } from '../http/errors.js';
 import { SECURITY } from '../http/route-schemas.js';
 import { auditSessionOf } from './audit-session.js';
-import { sessionStatus, writeIntentUnlessSuspended } from './call-intents-repo.js';
+import { sessionStatus } from './call-intents-repo.js';
 import { storedArguments, type CallCompletion, type CallFacts } from './call-record.js';
 import type { CallRecorder } from './call-recorder.js';
 import { bodyProtocolVersion, clientInfoOf, headerMismatch, isModern, JSONRPC, jsonRpcError, readBody, toolCallOf, type JsonRpcId, type McpBody } from './mcp-message.js';
@@ -217,7 +217,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
 
       let hasIntent = true;
       try {
-        if (!(await writeIntentUnlessSuspended(deps.db, auth.orgId, facts, upstream.timeoutMs + s.sweepGraceMs))) return await deny(true);
+        if (!(await deps.recorder.writeIntent(auth.orgId, facts, upstream.timeoutMs + s.sweepGraceMs))) return await deny(true);
       } catch (err) {
         if (config.storeDown !== 'forward') {
           log.warn({ err: { message: (err as Error).message }, orgId: auth.orgId, serverId: upstream.serverId }, 'tool call refused: its intent could not be stored (fail closed)');

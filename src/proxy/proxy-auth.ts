@@ -1,6 +1,7 @@
-// Authentication of proxied calls: the service's authenticator, plus the last good answer for each key kept for
-// PROXY_AUTH_STALE_MS and used only while the database cannot be read (so an organization that chose `forward` keeps
-// working through an outage). A revocation seen on the bus, on any instance, drops the key's entry at once.
+// Authentication of proxied calls: the service's authenticator, its answer for a key reused for PROXY_AUTH_CACHE_MS
+// (a call does not wait on a key lookup), and the last good answer kept for PROXY_AUTH_STALE_MS, used only while the
+// database cannot be read (so an organization that chose `forward` keeps working through an outage). A revocation seen
+// on the bus, from any instance, drops the key's entry at once; one missed (Redis dropped it) lasts at most the cache time.
 import { isStorageUnavailable } from '../db/db.js';
 import type { FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../auth/authenticate.js';
@@ -8,7 +9,7 @@ import type { Bus } from '../bus/bus.js';
 import { sha256Hex } from '../auth/tokens.js';
 import { ForbiddenError } from '../http/errors.js';
 
-export function createProxyAuth(opts: { auth: Authenticator; bus: Bus; staleMs: number; maxEntries?: number }) {
+export function createProxyAuth(opts: { auth: Authenticator; bus: Bus; cacheMs: number; staleMs: number; maxEntries?: number }) {
   const max = opts.maxEntries ?? 10_000;
   const known = new Map<string, { ctx: AuthContext; at: number }>();
   opts.bus.onControl((m) => {
@@ -25,6 +26,12 @@ export function createProxyAuth(opts: { auth: Authenticator; bus: Bus; staleMs: 
   return async (request: FastifyRequest) => {
     let ctx: AuthContext;
     const digest = keyOf(request);
+    const fresh = digest ? known.get(digest) : undefined;
+    if (fresh && Date.now() - fresh.at < opts.cacheMs) {
+      if (!fresh.ctx.scopes.includes('mcp:call')) throw new ForbiddenError('missing permission mcp:call', 'missing_scope');
+      request.auth = fresh.ctx;
+      return;
+    }
     try {
       ctx = await opts.auth.resolve(request, { cookie: false });
       if (digest) {

@@ -60,7 +60,7 @@ export async function createProxyFeature(deps: ProxyDeps) {
       });
       registerMcpRoutes(app, {
         db: deps.db,
-        authenticate: createProxyAuth({ auth: deps.auth, bus: deps.bus, staleMs: c.PROXY_AUTH_STALE_MS }),
+        authenticate: createProxyAuth({ auth: deps.auth, bus: deps.bus, cacheMs: c.PROXY_AUTH_CACHE_MS, staleMs: c.PROXY_AUTH_STALE_MS }),
         configs,
         upstreams,
         limiter,

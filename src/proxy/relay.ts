@@ -93,7 +93,9 @@ export async function relay(client: UpstreamClient, r: RelayRequest): Promise<Re
       return result;
     }
     r.res.writeHead(result.status, headers);
-    r.res.flushHeaders();
+    // A stream's head goes at once (the client learns it is open); any other head leaves with the first chunk, in one
+    // packet (a head sent alone and then a small body would wait on the client's delayed ACK).
+    if (headers['x-accel-buffering']) r.res.flushHeaders();
     result.answered = true;
     await new Promise<void>((resolve) => {
       let drainTimer: NodeJS.Timeout | null = null;
