@@ -7,6 +7,7 @@ import { ActionCounts } from './counts.js';
 import { byId, h, onNextFrame } from './dom.js';
 import { installCopyOnClick } from './ids.js';
 import { KeysView } from './keys.js';
+import { ProxyView } from './proxy-view.js';
 import { LoginForm } from './login.js';
 import { fromStored, SessionCalls } from './session-calls.js';
 import { SessionsView } from './sessions.js';
@@ -19,6 +20,8 @@ const dashboard = byId('dashboard');
 const keysView = byId('keys-view');
 const nav = byId('nav');
 const navKeys = byId('nav-keys');
+const proxyView = byId('proxy-view');
+const navProxy = byId('nav-proxy');
 const account = byId('account');
 const userEmail = byId('user-email');
 const orgSlot = byId('org-slot');
@@ -51,6 +54,7 @@ const anomalies = new AnomalyList(byId('anomalies'), byId<HTMLUListElement>('ano
 const sessions = new SessionsView(byId<HTMLTableSectionElement>('sessions-body'), byId('sessions-empty'), notify, endedLogin);
 const sessionCalls = new SessionCalls(endedLogin);
 const keys = new KeysView(notify, endedLogin);
+const proxy = new ProxyView(notify, endedLogin);
 const figures = new WindowFigures(() => scheduleStats(0));
 const login = new LoginForm((me) => showSignedIn(me));
 installCopyOnClick();
@@ -147,6 +151,7 @@ function clearViews(): void {
   sessions.clear();
   sessionCalls.close();
   keys.reset();
+  proxy.reset();
   figures.reset();
   drawFigures();
 }
@@ -163,6 +168,7 @@ function showSignedOut(note = ''): void {
   nav.hidden = true;
   dashboard.hidden = true;
   keysView.hidden = true;
+  proxyView.hidden = true;
   orgSlot.replaceChildren();
   userEmail.textContent = '';
   loginView.hidden = false;
@@ -180,20 +186,26 @@ function showSignedIn(me: Me, reload = true): void {
   account.hidden = false;
   nav.hidden = false;
   navKeys.hidden = !isOrgAdmin(me);
+  navProxy.hidden = !isOrgAdmin(me);
   route();
   if (reload) void loadViews();
 }
 
-/** #keys shows the key screen to organization admins; anything else the live view. */
+/** #keys and #proxy show the key and MCP proxy screens to organization admins; anything else the live view. */
 function route(): void {
   if (!current) return;
   const onKeys = location.hash === '#keys' && isOrgAdmin(current);
-  dashboard.hidden = onKeys;
+  const onProxy = location.hash === '#proxy' && isOrgAdmin(current);
+  dashboard.hidden = onKeys || onProxy;
   keysView.hidden = !onKeys;
-  byId('nav-live').toggleAttribute('aria-current', !onKeys);
+  proxyView.hidden = !onProxy;
+  byId('nav-live').toggleAttribute('aria-current', !onKeys && !onProxy);
   navKeys.toggleAttribute('aria-current', onKeys);
+  navProxy.toggleAttribute('aria-current', onProxy);
   if (onKeys) void keys.load();
   else keys.reset();
+  if (onProxy) void proxy.load();
+  else proxy.reset();
 }
 window.addEventListener('hashchange', route);
 
