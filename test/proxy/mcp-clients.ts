@@ -10,6 +10,8 @@ export interface TestClient {
   listTools(): Promise<{ tools: { name: string }[] }>;
   callTool(name: string, args: Record<string, unknown>, opts?: { onprogress?: (p: { progress: number; total?: number }) => void; meta?: Record<string, unknown>; timeoutMs?: number }): Promise<{ content?: unknown; isError?: boolean; _meta?: Record<string, unknown> }>;
   sessionId(): string | undefined;
+  /** 2025-11-25: ends the MCP session (HTTP DELETE). */
+  terminate(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -25,6 +27,7 @@ export async function connectClient(era: Era, url: string, key: string, headers:
       callTool: (name, args, opts = {}) =>
         client.callTool({ name, arguments: args, ...(opts.meta ? { _meta: opts.meta } : {}) }, undefined, { onprogress: opts.onprogress, timeout: opts.timeoutMs ?? 30_000 }) as never,
       sessionId: () => transport.sessionId,
+      terminate: () => transport.terminateSession(),
       close: () => client.close(),
     };
   }
@@ -37,6 +40,7 @@ export async function connectClient(era: Era, url: string, key: string, headers:
     callTool: (name, args, opts = {}) =>
       client.callTool({ name, arguments: args, ...(opts.meta ? { _meta: opts.meta } : {}) }, { onprogress: opts.onprogress, timeout: opts.timeoutMs ?? 30_000 } as never) as never,
     sessionId: () => undefined,
+    terminate: async () => undefined,
     close: () => client.close(),
   };
 }

@@ -24,6 +24,8 @@ export interface Upstream {
   control: ToolControl;
   /** Raw requests the server received: method, headers, body. */
   requests: { method: string; headers: IncomingMessage['headers']; body: string }[];
+  /** 2026-07-28: publishes notifications/tools/list_changed to open subscriptions/listen streams. */
+  notifyToolsChanged?: () => void;
   close(): Promise<void>;
 }
 
@@ -170,6 +172,7 @@ export async function startModernUpstream(): Promise<Upstream> {
     url,
     control,
     requests,
+    notifyToolsChanged: () => handler.notify.toolsChanged(),
     async close() {
       for (const r of control.releaseHang) r();
       await handler.close();

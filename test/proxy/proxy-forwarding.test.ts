@@ -131,6 +131,46 @@ describe.each(backendNames)('MCP proxy (%s backend)', (backendName) => {
       ]);
     });
 
+    it.runIf(era === 'legacy')('relays DELETE: the session ends at the upstream, and its id is refused there afterwards', async () => {
+      const c = await connectClient('legacy', proxyUrl(), org.key);
+      const sid = c.sessionId()!;
+      await c.terminate();
+      expect(upstream.requests.some((r) => r.method === 'DELETE' && r.headers['mcp-session-id'] === sid)).toBe(true);
+      const after = await http(proxyUrl(), {
+        method: 'POST',
+        headers: { ...bearer(org.key), accept: 'application/json, text/event-stream', 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' },
+        json: { jsonrpc: '2.0', id: 9, method: 'tools/list' },
+      });
+      expect(after.status).toBe(404);
+      await c.close();
+    });
+
+    it.runIf(era === 'modern')('relays a subscriptions/listen stream: the acknowledgement, then change notifications as they happen', async () => {
+      const ctrl = new AbortController();
+      const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+      const res = await fetch(proxyUrl(), {
+        method: 'POST',
+        signal: ctrl.signal,
+        headers: { ...bearer(org.key), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'subscriptions/listen' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'listen-1', method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true }, _meta: META } }),
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+      const reader = res.body!.getReader();
+      let text = '';
+      const until = async (needle: string) => {
+        while (!text.includes(needle)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`stream ended before ${needle}`);
+          text += new TextDecoder().decode(value);
+        }
+      };
+      await until('notifications/subscriptions/acknowledged');
+      upstream.notifyToolsChanged!();
+      await until('notifications/tools/list_changed');
+      ctrl.abort();
+    });
+
     it("answers another organization's server id with 404, and a key without mcp:call with 403", async () => {
       const other = await proxyOrg(app.url);
       const post = (key: string) =>

@@ -155,6 +155,16 @@ describe('hostile input at the MCP proxy (embedded backend)', () => {
     await c.close();
   });
 
+  it('a revoked key is refused at once, although key checks are reused for PROXY_AUTH_CACHE_MS', async () => {
+    const made = await http(`${app.url}/api/v1/admin/organizations/${org.id}/api-keys`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token-0123456789' }, json: { name: 'agent', scopes: ['mcp:call'] } });
+    const client = await connectClient('modern', url(), made.body.key);
+    expect((await client.callTool('echo', { text: 'before' })).isError).toBeFalsy();
+    expect((await http(`${app.url}/api/v1/admin/api-keys/${made.body.id}`, { method: 'DELETE', headers: { authorization: 'Bearer test-admin-token-0123456789' } })).status).toBe(204);
+    const err = await client.callTool('echo', { text: 'after' }).catch((e: Error) => e);
+    expect(String((err as Error).message)).toMatch(/401|revoked/);
+    await client.close().catch(() => undefined);
+  });
+
   it('answers an unreachable upstream with 502 and records the call as such', async () => {
     await registerServer(app.url, org, 'gone', 'http://127.0.0.1:1/mcp');
     const r = await http(url('gone'), { method: 'POST', headers: modernHeaders(org.key, 'tools/call', 'echo'), json: modernCall('echo', { text: 'x' }) });
