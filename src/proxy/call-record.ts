@@ -5,8 +5,11 @@ import { nestsDeeper } from '../shared/input-safety.js';
 import type { JsonRpcId } from './mcp-message.js';
 import type { Decision, PolicyAction } from './policy-engine.js';
 
-/** How a call ended, as the proxy saw it. `unknown`: the proxy stopped before it learned (its intent was swept). */
-export const CALL_OUTCOMES = ['result', 'tool_error', 'jsonrpc_error', 'upstream_unreachable', 'upstream_http_error', 'timeout', 'cancelled', 'no_response', 'denied', 'unknown'] as const;
+/**
+ * How a call ended, as the proxy saw it. `unread`: a response message larger than PROXY_MAX_INSPECTED_MESSAGE_BYTES
+ * passed through unread; `unknown`: the proxy stopped before it learned (its intent was swept).
+ */
+export const CALL_OUTCOMES = ['result', 'tool_error', 'jsonrpc_error', 'unread', 'upstream_unreachable', 'upstream_http_error', 'timeout', 'cancelled', 'no_response', 'denied', 'unknown'] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
 export type SessionSource = 'meta' | 'header' | 'mcp-session-id' | 'key-and-client';

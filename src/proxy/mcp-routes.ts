@@ -267,6 +267,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
       else if (r.failure === 'cancelled') completion = { outcome: 'cancelled', latencyMs, resultBytes: null };
       else if (r.failure === 'unreachable' || r.failure === 'forbidden_address') completion = { outcome: 'upstream_unreachable', latencyMs, resultBytes: null, error: { code: null, message: r.failureMessage ?? '' } };
       else if (r.status !== null && (r.status >= 400 || r.status === 202)) completion = { outcome: 'upstream_http_error', latencyMs, resultBytes: null };
+      else if (r.watcher && r.watcher.unread > 0) completion = { outcome: 'unread', latencyMs, resultBytes: null };
       else completion = { outcome: 'no_response', latencyMs, resultBytes: null };
       completion.upstreamStatus = r.status;
       if (!hasIntent) completion.forwardedWhileStoreDown = true;
