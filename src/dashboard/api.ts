@@ -101,6 +101,9 @@ export const api = {
   /** The MCP proxy's configuration (proxy-view.ts). */
   proxy: {
     servers: () => request<{ items: ProxyServer[] }>('GET', '/api/v1/mcp/servers'),
+    putServer: (id: string, body: { url: string; headers: { name: string; value?: string; secret: boolean }[]; timeoutMs?: number }) =>
+      request<ProxyServer>('PUT', `/api/v1/mcp/servers/${encodeURIComponent(id)}`, body),
+    deleteServer: (id: string) => request<void>('DELETE', `/api/v1/mcp/servers/${encodeURIComponent(id)}`),
     rules: () => request<{ items: ProxyRule[] }>('GET', '/api/v1/mcp/rules'),
     addRule: (rule: ProxyRuleInput) => request<ProxyRule>('POST', '/api/v1/mcp/rules', rule),
     deleteRule: (id: string) => request<void>('DELETE', `/api/v1/mcp/rules/${encodeURIComponent(id)}`),

@@ -11,6 +11,7 @@ export class ProxyView {
   private readonly servers = h('tbody', { id: 'proxy-servers-body' });
   private readonly rules = h('tbody', { id: 'proxy-rules-body' });
   private readonly error = h('p', { class: 'login-error', role: 'alert', hidden: '' });
+  private readonly serverError = h('p', { class: 'login-error', role: 'alert', hidden: '' });
   private readonly verdict = h('pre', { id: 'proxy-dry-run-result', class: 'dry-run' });
   private generation = 0;
 
@@ -18,6 +19,19 @@ export class ProxyView {
     private readonly notify: (message: string) => void,
     private readonly signedOut: () => void,
   ) {
+    const serverForm = h(
+      'form',
+      { id: 'proxy-server-form', class: 'key-form', novalidate: '' },
+      h('label', { for: 'proxy-server-id' }, 'Server id'),
+      h('input', { id: 'proxy-server-id', maxlength: '100', placeholder: 'e.g. github', required: '' }),
+      h('label', { for: 'proxy-server-url' }, 'Upstream URL'),
+      h('input', { id: 'proxy-server-url', class: 'wide', placeholder: 'https://mcp.example.com/mcp', required: '' }),
+      h('label', { for: 'proxy-server-header' }, 'Secret header'),
+      h('input', { id: 'proxy-server-header', maxlength: '100', placeholder: 'Authorization' }),
+      h('label', { for: 'proxy-server-secret' }, 'Value'),
+      h('input', { id: 'proxy-server-secret', type: 'password', autocomplete: 'off', placeholder: 'write-only' }),
+      h('button', { type: 'submit', class: 'btn primary' }, 'Save server'),
+    );
     const ruleForm = h(
       'form',
       { id: 'proxy-rule-form', class: 'key-form', novalidate: '' },
@@ -47,7 +61,9 @@ export class ProxyView {
         'section',
         { class: 'panel', 'aria-labelledby': 'proxy-servers-title' },
         h('div', { class: 'panel-head' }, h('h2', { id: 'proxy-servers-title' }, 'MCP servers'), h('span', { class: 'hint' }, 'agents connect to the endpoint with a key that has mcp:call')),
-        h('div', { class: 'scroll' }, h('table', { class: 'grid-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'Server'), h('th', {}, 'Endpoint'), h('th', {}, 'Upstream'), h('th', {}, 'Headers'), h('th', { class: 'num' }, 'Timeout'))), this.servers)),
+        serverForm,
+        this.serverError,
+        h('div', { class: 'scroll' }, h('table', { class: 'grid-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'Server'), h('th', {}, 'Endpoint'), h('th', {}, 'Upstream'), h('th', {}, 'Headers'), h('th', { class: 'num' }, 'Timeout'), h('th', {}))), this.servers)),
       ),
       h(
         'section',
@@ -59,6 +75,14 @@ export class ProxyView {
       ),
       h('section', { class: 'panel', 'aria-labelledby': 'proxy-dry-title' }, h('div', { class: 'panel-head' }, h('h2', { id: 'proxy-dry-title' }, 'Dry run')), dryForm, this.verdict),
     );
+    serverForm.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      void this.saveServer();
+    });
+    this.servers.addEventListener('click', (ev) => {
+      const button = (ev.target as Element).closest<HTMLButtonElement>('button[data-delete-server]');
+      if (button) void this.deleteServer(button.dataset.deleteServer as string);
+    });
     ruleForm.addEventListener('submit', (ev) => {
       ev.preventDefault();
       void this.addRule();
@@ -103,10 +127,11 @@ export class ProxyView {
           cell('Upstream', {}, s.url),
           cell('Headers', {}, s.headers.map((x) => (x.secret ? `${x.name}: ••••` : `${x.name}: ${x.value}`)).join(', ') || '—'),
           cell('Timeout', { class: 'num' }, `${s.timeoutMs / 1000} s`),
+          cell('', { class: 'op' }, h('button', { type: 'button', class: 'btn small danger', 'data-delete-server': s.serverId, 'aria-label': `Remove server ${s.serverId}` }, 'Remove')),
         ),
       ),
     );
-    if (items.length === 0) this.servers.replaceChildren(h('tr', {}, h('td', { colspan: '5', class: 'empty' }, 'No MCP servers yet: register one with PUT /api/v1/mcp/servers/<id> (docs/proxy.md).')));
+    if (items.length === 0) this.servers.replaceChildren(h('tr', {}, h('td', { colspan: '6', class: 'empty' }, 'No MCP servers yet: register one above.')));
   }
 
   private renderRules(items: ProxyRule[]): void {
@@ -129,6 +154,43 @@ export class ProxyView {
 
   private value(id: string): string {
     return byId<HTMLInputElement>(id).value.trim();
+  }
+
+  /** Registers or changes a server; a secret header is sent only when a value is typed (else the stored one is kept). */
+  private async saveServer(): Promise<void> {
+    const id = this.value('proxy-server-id');
+    const url = this.value('proxy-server-url');
+    if (!id || !url) return this.setServerError('Give the server an id and its upstream URL.');
+    const header = this.value('proxy-server-header');
+    const secret = byId<HTMLInputElement>('proxy-server-secret').value;
+    const existing = (await api.proxy.servers().catch(() => ({ items: [] as ProxyServer[] }))).items.find((x) => x.serverId === id);
+    const headers: { name: string; value?: string; secret: boolean }[] = (existing?.headers ?? [])
+      .filter((x) => !header || x.name.toLowerCase() !== header.toLowerCase())
+      .map((x) => (x.secret ? { name: x.name, secret: true } : { name: x.name, value: x.value ?? '', secret: false }));
+    if (header) headers.push(secret ? { name: header, value: secret, secret: true } : { name: header, secret: true });
+    this.setServerError('');
+    try {
+      await api.proxy.putServer(id, { url, headers, ...(existing ? { timeoutMs: existing.timeoutMs } : {}) });
+      for (const f of ['proxy-server-id', 'proxy-server-url', 'proxy-server-header', 'proxy-server-secret']) byId<HTMLInputElement>(f).value = '';
+      await this.load();
+    } catch (err) {
+      if (isUnauthorized(err)) return this.signedOut();
+      this.setServerError(`The server was not saved: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  private async deleteServer(id: string): Promise<void> {
+    try {
+      await api.proxy.deleteServer(id);
+      await this.load();
+    } catch (err) {
+      this.fail('The server was not removed', err);
+    }
+  }
+
+  private setServerError(message: string): void {
+    this.serverError.textContent = message;
+    this.serverError.hidden = !message;
   }
 
   private async addRule(): Promise<void> {

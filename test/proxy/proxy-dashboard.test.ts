@@ -17,11 +17,17 @@ describe.skipIf(!chromiumAvailable)('dashboard: the MCP proxy screen', () => {
     await browser?.close();
   });
 
-  it('lists servers and rules, adds a rule, dry-runs a call and removes the rule', async () => {
+  it('registers a server with a secret header, lists it with the secret hidden, adds a rule, dry-runs a call, removes both', async () => {
     const org = await proxyOrg(app.url);
-    await registerServer(app.url, org, 'github', 'https://mcp.example.com/mcp', { headers: [{ name: 'Authorization', value: 'Bearer very-secret', secret: true }] });
+    await registerServer(app.url, org, 'other', 'https://other.example.com/mcp');
     const page = await signedInPage(browser, app.url, org.email, org.password, 1280);
     await page.click('#nav-proxy');
+    await page.locator('#proxy-servers-body tr[data-server-id="other"]').waitFor();
+    await page.fill('#proxy-server-id', 'github');
+    await page.fill('#proxy-server-url', 'https://mcp.example.com/mcp');
+    await page.fill('#proxy-server-header', 'Authorization');
+    await page.fill('#proxy-server-secret', 'Bearer very-secret');
+    await page.click('#proxy-server-form button[type="submit"]');
     await page.locator('#proxy-servers-body tr[data-server-id="github"]').waitFor();
     const serverRow = await page.locator('#proxy-servers-body').innerText();
     expect(serverRow).toContain('/mcp/github');
@@ -45,6 +51,8 @@ describe.skipIf(!chromiumAvailable)('dashboard: the MCP proxy screen', () => {
 
     await page.click('#proxy-rules-body button[data-delete-rule]');
     await page.locator('#proxy-rules-body tr[data-rule-id]').waitFor({ state: 'detached' });
+    await page.click('#proxy-servers-body button[data-delete-server="other"]');
+    await page.locator('#proxy-servers-body tr[data-server-id="other"]').waitFor({ state: 'detached' });
     await page.close();
   });
 });
