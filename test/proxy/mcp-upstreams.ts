@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { McpServer as LegacyMcpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { InMemoryEventStore } from '@modelcontextprotocol/sdk/examples/shared/inMemoryEventStore.js';
 import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { z } from 'zod';
@@ -90,8 +91,8 @@ async function readAll(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/** SDK 1.x server, stateful (Mcp-Session-Id), speaking 2025-11-25. */
-export async function startLegacyUpstream(): Promise<Upstream> {
+/** SDK 1.x server, stateful (Mcp-Session-Id), speaking 2025-11-25; `resumable`: with an event store (Last-Event-ID). */
+export async function startLegacyUpstream(opts: { resumable?: boolean } = {}): Promise<Upstream> {
   const control = newControl();
   const requests: Upstream['requests'] = [];
   const transports = new Map<string, StreamableHTTPServerTransport>();
@@ -118,7 +119,7 @@ export async function startLegacyUpstream(): Promise<Upstream> {
         res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } }));
         return;
       }
-      const t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, t) });
+      const t = new StreamableHTTPServerTransport({ sessionIdGenerator: () => randomUUID(), onsessioninitialized: (id) => void transports.set(id, t), ...(opts.resumable ? { eventStore: new InMemoryEventStore() } : {}) });
       t.onclose = () => {
         if (t.sessionId) transports.delete(t.sessionId);
       };

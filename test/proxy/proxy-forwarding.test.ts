@@ -145,6 +145,46 @@ describe.each(backendNames)('MCP proxy (%s backend)', (backendName) => {
       await c.close();
     });
 
+    it.runIf(era === 'legacy')('relays resumption: a GET with Last-Event-ID replays, through the proxy, what the upstream sent after that event', async () => {
+      const resumable = await startLegacyUpstream({ resumable: true });
+      try {
+        await registerServer(app.url, org, 'resumable', resumable.url);
+        const url = `${app.url}/mcp/resumable`;
+        const headers = { ...bearer(org.key), 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+        const init = await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+        const sid = init.headers.get('mcp-session-id')!;
+        await init.text();
+        const session = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+        await (await fetch(url, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+        const res = await fetch(url, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'progress', arguments: { steps: 1 }, _meta: { progressToken: 'p' } } }) });
+        const reader = res.body!.getReader();
+        let text = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          text += new TextDecoder().decode(value);
+          if (text.includes('notifications/progress')) resumable.control.progressSeen.get(1)?.();
+        }
+        // The progress event's id: resuming after it must replay the call's response.
+        const progressId = /id: ?(\S+)\r?\ndata: [^\n]*notifications\/progress/.exec(text)?.[1];
+        expect(progressId).toBeTruthy();
+        const replay = await fetch(url, { headers: { ...session, accept: 'text/event-stream', 'last-event-id': progressId! } });
+        expect(replay.status).toBe(200);
+        const r2 = replay.body!.getReader();
+        let replayed = '';
+        while (!replayed.includes('done after 1 steps')) {
+          const { value, done } = await r2.read();
+          if (done) break;
+          replayed += new TextDecoder().decode(value);
+        }
+        expect(replayed).toContain('"id":5');
+        await r2.cancel();
+        expect(resumable.requests.some((q) => q.method === 'GET' && q.headers['last-event-id'] === progressId)).toBe(true);
+      } finally {
+        await resumable.close();
+      }
+    });
+
     it.runIf(era === 'modern')('relays a subscriptions/listen stream: the acknowledgement, then change notifications as they happen', async () => {
       const ctrl = new AbortController();
       const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
