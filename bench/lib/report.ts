@@ -177,6 +177,7 @@ export function tableRows(r: BenchResults): string[][] {
     rows.push(['proxy', `tools/call p50 / p99, one at a time (${int(l.calls.proxy)} proxied calls)`, `${ms(l.proxyP50)} / ${ms(l.proxyP99)}`, `${ms(l.directP50)} / ${ms(l.directP99)} (direct)`, '', `added p50 <= 2 ms: ${verdict(t('proxy: added')!.pass)} (${ms(l.addedP50)}; p99 ${ms(l.addedP99)})`]);
     rows.push(['proxy', 'a bare one-row INSERT commit p50 / p99 (the floor of the added latency: a call\'s intent is one durable commit)', `${ms(p.commit.p50)} / ${ms(p.commit.p99)}`, '', '', '']);
     rows.push(['proxy', `calls/s, ${p.throughput.concurrency} in flight (median of phases; ${p.throughput.errors} errors)`, int(p.throughput.proxyPerSecond), `${int(p.throughput.directPerSecond)} (direct)`, ratio(p.throughput.ratio), `>= 0.80x: ${verdict(t('proxy: calls')!.pass)}`]);
+    rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(p.cpu.serviceMsPerProxiedCall), `${ms(p.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
     const su = p.suspension;
     rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);
   }

@@ -3,6 +3,7 @@
 // through instance A to the first refused call through instance B.
 import type { RunContext } from '../lib/context.js';
 import { Histogram, type HistogramData } from '../lib/histogram.js';
+import { cpuSeconds } from '../lib/cpu.js';
 import pg from 'pg';
 import { createDatabase, createOrg, serviceEnv, type BenchDatabase } from '../lib/provision.js';
 import { startServer } from '../lib/service.js';
@@ -38,6 +39,8 @@ export interface ProxyBenchResult {
   commit: { p50: number; p99: number };
   latency: { directP50: number; directP99: number; proxyP50: number; proxyP99: number; addedP50: number; addedP99: number; calls: { direct: number; proxy: number } };
   throughput: { concurrency: number; directPerSecond: number; proxyPerSecond: number; ratio: number; errors: number };
+  /** CPU ms per call (user + system, from /proc) in the throughput phases: the service's per proxied call, the upstream's per call. */
+  cpu: { serviceMsPerProxiedCall: number; upstreamMsPerCall: number };
   suspension: { samples: number; afterRequestP50: number; afterRequestMax: number; afterResponseP50: number; afterResponseMax: number };
 }
 
@@ -85,6 +88,7 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       const commits: { p50: number; p99: number }[] = [];
       const lat = { direct: new Histogram(), proxy: new Histogram() };
       const tput = { direct: [] as number[], proxy: [] as number[] };
+      const cpu = { service: 0, proxiedCalls: 0, upstream: 0, directCalls: 0 };
       let errors = 0;
       for (let round = 0; round < ROUNDS; round++) {
         ctx.log(`  round ${round + 1} of ${ROUNDS}: one call at a time, then ${THROUGHPUT_CONCURRENCY} in flight`);
@@ -95,9 +99,17 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
         }
         commits.push(await commitLatency(db));
         for (const [name, url] of [['direct', upstreamUrl], ['proxy', proxyUrl]] as const) {
+          const before = { service: cpuSeconds(a.pid), upstream: cpuSeconds(upstream.child.pid!) };
           const d = await phase(caller, url, org.key, THROUGHPUT_CONCURRENCY, THROUGHPUT_PHASE_MS);
           tput[name].push(d.calls / d.seconds);
           errors += d.errors;
+          if (name === 'proxy') {
+            cpu.service += cpuSeconds(a.pid) - before.service;
+            cpu.proxiedCalls += d.calls;
+          } else {
+            cpu.upstream += cpuSeconds(upstream.child.pid!) - before.upstream;
+            cpu.directCalls += d.calls;
+          }
         }
       }
       const directPerSecond = median(tput.direct);
@@ -132,6 +144,7 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       return {
         commit,
         latency: { directP50: d.p50, directP99: d.p99, proxyP50: p.p50, proxyP99: p.p99, addedP50: round2(p.p50 - d.p50), addedP99: round2(p.p99 - d.p99), calls: { direct: d.count, proxy: p.count } },
+        cpu: { serviceMsPerProxiedCall: round2((cpu.service * 1000) / cpu.proxiedCalls), upstreamMsPerCall: round2((cpu.upstream * 1000) / cpu.directCalls) },
         throughput: { concurrency: THROUGHPUT_CONCURRENCY, directPerSecond: Math.round(directPerSecond), proxyPerSecond: Math.round(proxyPerSecond), ratio: round2(proxyPerSecond / directPerSecond), errors },
         suspension: { samples: afterRequest.length, afterRequestP50: median(afterRequest), afterRequestMax: Math.max(...afterRequest), afterResponseP50: median(afterResponse), afterResponseMax: Math.max(...afterResponse) },
       };
