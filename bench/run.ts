@@ -19,6 +19,7 @@ import { runIngest, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
 import { runSinks } from './scenarios/sinks.js';
 import { runPostgresCost } from './scenarios/postgres-cost.js';
+import { runProxy } from './scenarios/proxy.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -32,6 +33,7 @@ const SCENARIOS = {
   postgresCost: runPostgresCost,
   connections: runConnections,
   history: runHistory,
+  proxy: runProxy,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

@@ -45,6 +45,7 @@ import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
 import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
+import { createProxyFeature, type AppendEvents, type ProxyFeature } from './proxy/proxy-feature.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -79,6 +80,8 @@ export interface AppContext {
   retention: RetentionJob;
   /** The event log: every append of every writer. */
   eventLog: EventLog;
+  /** The MCP proxy (/mcp/:serverId and /api/v1/mcp/*). */
+  proxy: ProxyFeature;
   logger: Logger;
   /**
    * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
@@ -178,6 +181,17 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const onPageCut = () => metrics.pagesCutByBytes.inc();
   const hub = createStreamHub({ config, db, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
   const anomaly = createAnomalyFeature({ config, db, auth, eventLog, logger, metrics });
+  // The proxy's one dependency on the write path: appending events to an organization's log.
+  const appendEvents: AppendEvents = (orgId, events) => eventLog.append(orgId, events, { internal: true });
+  let proxy: ProxyFeature;
+  try {
+    proxy = await createProxyFeature({ config, db, control: bus.control, auth, append: appendEvents, logger });
+  } catch (err) {
+    await anomaly.close();
+    await bus.close();
+    await db.close();
+    throw err;
+  }
 
   if (opts.onRoute) app.addHook('onRoute', opts.onRoute);
   registerErrorHandling(app);
@@ -247,6 +261,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
+  proxy.register(app);
   registerOpenApiRoute(app);
   await registerDashboardRoutes(app);
 
@@ -257,6 +272,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => {
     await retention.stop();
+    await proxy.close();
     await anomaly.close();
     await bus.close();
     await db.close();
@@ -264,5 +280,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
 
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
-  return { app, config, db, bus, metrics, hub, reads, eventLog, logger, retention, seedDemo: seed };
+  proxy.start();
+  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, logger, retention, seedDemo: seed };
 }

@@ -139,6 +139,49 @@ export const configSchema = z.object({
   ANOMALY_COOLDOWN_SECONDS: int(300, 0),
   ANOMALY_MAX_KEYS: int(20_000, 1),
 
+  /** AES-256-GCM key (base64 of 32 bytes) encrypting upstream header secrets; unset: generated into DATA_DIR (embedded only). */
+  PROXY_SECRETS_KEY: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** Largest MCP request body the proxy takes (413 as a JSON-RPC error). */
+  PROXY_MAX_BODY_BYTES: int(1024 * 1024, 1024, 64 * 1024 * 1024),
+  /** Default time an upstream has for one request (a server may set its own, up to PROXY_UPSTREAM_TIMEOUT_MAX_MS). */
+  PROXY_UPSTREAM_TIMEOUT_MS: int(60_000, 100, 3_600_000),
+  PROXY_UPSTREAM_TIMEOUT_MAX_MS: int(600_000, 100, 3_600_000),
+  /** Time to connect to an upstream. */
+  PROXY_CONNECT_TIMEOUT_MS: int(5000, 50, 60_000),
+  /** Largest response head (status line and headers) taken from an upstream. */
+  PROXY_MAX_UPSTREAM_HEADER_BYTES: int(16 * 1024, 1024, 1024 * 1024),
+  /** Whether upstream URLs may resolve to loopback, private or link-local addresses (set for local MCP servers). */
+  PROXY_ALLOW_PRIVATE_UPSTREAMS: bool(false),
+  /** tools/call requests in flight at once per API key and per session (per instance); beyond, 429. */
+  PROXY_MAX_CALLS_PER_KEY: int(64, 1, 100_000),
+  PROXY_MAX_CALLS_PER_SESSION: int(16, 1, 100_000),
+  /** Proxied requests of any method in flight at once per API key (per instance), streams included; beyond, 429. */
+  PROXY_MAX_REQUESTS_PER_KEY: int(256, 1, 100_000),
+  /** Long-lived proxied streams (GET streams, subscriptions/listen) open at once per key and in all (per instance). */
+  PROXY_MAX_STREAMS_PER_KEY: int(16, 1, 100_000),
+  PROXY_MAX_STREAMS_TOTAL: int(2000, 1, 1_000_000),
+  /** A client that reads nothing of a proxied stream for this long, while its backlog is full, is disconnected. */
+  PROXY_STREAM_DRAIN_TIMEOUT_MS: int(30_000, 10, 3_600_000),
+  /** Bytes of one response message the proxy reads to learn a call's outcome; a larger one passes through unread. */
+  PROXY_MAX_INSPECTED_MESSAGE_BYTES: int(4 * 1024 * 1024, 1024, 256 * 1024 * 1024),
+  /** Bytes of a call's arguments kept in its record (JSON); larger arguments are stored truncated, with their size. */
+  PROXY_STORED_ARGUMENTS_BYTES: int(8192, 0, 1024 * 1024),
+  /** Upstream servers and policy rules an organization may have. */
+  PROXY_MAX_SERVERS_PER_ORG: int(100, 1, 100_000),
+  PROXY_MAX_RULES_PER_ORG: int(200, 1, 10_000),
+  /** Longest CEL condition of a rule, in characters, and most nodes of its parsed expression. */
+  PROXY_RULE_MAX_CHARS: int(2000, 10, 100_000),
+  PROXY_RULE_MAX_NODES: int(200, 5, 100_000),
+  /** How long an instance reuses a key's authentication for proxied calls (a revocation reaches every instance at once over the bus; this bounds one Redis lost). */
+  PROXY_AUTH_CACHE_MS: int(5000, 0, 600_000),
+  /** While the database cannot be read, a key that authenticated within this long still may call through the proxy. */
+  PROXY_AUTH_STALE_MS: int(300_000, 0, 86_400_000),
+  /** How long an instance uses an organization's servers, rules and settings before reading them again. */
+  PROXY_CONFIG_CACHE_MS: int(2000, 0, 600_000),
+  /** How often each instance looks for intents of calls that never completed; the grace added to a call's deadline. */
+  PROXY_SWEEP_INTERVAL_MS: int(5000, 100, 3_600_000),
+  PROXY_SWEEP_GRACE_MS: int(5000, 0, 3_600_000),
+
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 }).superRefine((c, ctx) => {
   if (c.REDIS_CLUSTER_NODES.length === 0) return;

@@ -68,12 +68,12 @@ async function adminPost(baseUrl: string, token: string, path: string, body: unk
   return json;
 }
 
-/** An organization and one key with every scope. */
-export async function createOrg(baseUrl: string, adminToken: string, name: string): Promise<BenchOrg> {
+/** An organization and one key with the given scopes (default: reading, ingesting and operating sessions). */
+export async function createOrg(baseUrl: string, adminToken: string, name: string, scopes = ['events:read', 'ingest:write', 'sessions:write']): Promise<BenchOrg> {
   const org = await adminPost(baseUrl, adminToken, '/api/v1/admin/organizations', { name });
   const key = await adminPost(baseUrl, adminToken, `/api/v1/admin/organizations/${org.id}/api-keys`, {
     name: `${name} bench key`,
-    scopes: ['events:read', 'ingest:write', 'sessions:write'],
+    scopes,
   });
   return { id: org.id, key: key.key };
 }

@@ -8,12 +8,13 @@ import type { HistoryResult } from '../scenarios/history.js';
 import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
 import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
+import type { ProxyBenchResult } from '../scenarios/proxy.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -30,7 +31,7 @@ export interface Target {
 }
 
 export const int = (n: number) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : 'n/a');
-export const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(1)} ms` : 'n/a');
+export const ms = (n: number) => (Number.isFinite(n) ? `${n.toFixed(n !== 0 && Math.abs(n) < 10 ? 2 : 1)} ms` : 'n/a');
 export const ratio = (n: number) => (Number.isFinite(n) ? `${n.toFixed(2)}x` : 'n/a');
 const millions = (n: number) => (Number.isFinite(n) ? `${(n / 1e6).toFixed(2)} M` : 'n/a');
 export const millionsOf = (n: number) => (n >= 1e6 ? `${(n / 1e6).toFixed(n % 1e6 ? 1 : 0)} M` : int(n));
@@ -67,6 +68,8 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
       pass: h ? h.slowestAfter.p99 < 100 : null,
     },
     { name: 'history: ingest after the fill / before', target: '>= 0.80x', value: h ? ratio(h.ingestRatio) : 'n/a', pass: h ? h.ingestRatio >= 0.8 : null },
+    { name: 'proxy: added latency p50', target: '<= 2 ms', value: s.proxy ? ms(s.proxy.latency.addedP50) : 'n/a', pass: s.proxy ? s.proxy.latency.addedP50 <= 2 : null },
+    { name: 'proxy: calls/s through the proxy / direct', target: '>= 0.80x', value: s.proxy ? ratio(s.proxy.throughput.ratio) : 'n/a', pass: s.proxy ? s.proxy.throughput.ratio >= 0.8 : null },
   ];
 }
 
@@ -231,6 +234,16 @@ export function tableRows(r: BenchResults): string[][] {
         rows.push(['history', `then ${sr.cycles.length} cycles of the oldest ~${int(last.removed)} removed + as many appended: size after each`, sr.cycles.map((c) => mib(c.bytes)).join(' -> '), `${mib(sr.bytesAfterRefill)} (before the cycles)`, ratio(last.bytes / sr.bytesAfterRefill), '']);
       }
     }
+  }
+  const px = r.scenarios.proxy;
+  if (px) {
+    const l = px.latency;
+    rows.push(['proxy', `tools/call p50 / p99, one at a time (${int(l.calls.proxy)} proxied calls)`, `${ms(l.proxyP50)} / ${ms(l.proxyP99)}`, `${ms(l.directP50)} / ${ms(l.directP99)} (direct)`, '', `added p50 <= 2 ms: ${verdict(t('proxy: added')!.pass)} (${ms(l.addedP50)}; p99 ${ms(l.addedP99)})`]);
+    rows.push(['proxy', 'a bare one-row INSERT commit p50 / p99 (the floor of the added latency: a call\'s intent is one durable commit)', `${ms(px.commit.p50)} / ${ms(px.commit.p99)}`, '', '', '']);
+    rows.push(['proxy', `calls/s, ${px.throughput.concurrency} in flight (median of phases; ${px.throughput.errors} errors)`, int(px.throughput.proxyPerSecond), `${int(px.throughput.directPerSecond)} (direct)`, ratio(px.throughput.ratio), `>= 0.80x: ${verdict(t('proxy: calls')!.pass)}`]);
+    rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
+    const su = px.suspension;
+    rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);
   }
   return rows;
 }

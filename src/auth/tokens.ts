@@ -2,7 +2,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const API_KEY_PREFIX = 'ask_';
-export const SCOPES = ['events:read', 'ingest:write', 'sessions:write'] as const;
+export const SCOPES = ['events:read', 'ingest:write', 'sessions:write', 'mcp:call', 'mcp:admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function newApiKey(): string {

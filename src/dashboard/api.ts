@@ -7,6 +7,31 @@ import type { AnomalyAcknowledgement, ApiKey, AuditEventCount, AuditEventPage, A
 export type { AnomalyAcknowledgement, AuditEventCount, ApiKey, AuditEventRow as StoredAuditEvent, Organization, SessionRow as Session, StatsSnapshot, UserMe as Me } from '../contract/api-rows.js';
 
 /** A failed call: `status` 0 means the service could not be reached at all. */
+export interface ProxyServer {
+  serverId: string;
+  url: string;
+  endpoint: string;
+  headers: { name: string; value: string | null; secret: boolean }[];
+  timeoutMs: number;
+}
+export interface ProxyRuleInput {
+  name: string;
+  condition: string;
+  action: 'allow' | 'deny' | 'flag' | 'redact';
+  reason?: string | null;
+}
+export interface ProxyRule extends ProxyRuleInput {
+  ruleId: string;
+  position: number;
+  enabled: boolean;
+}
+export interface ProxyDryRun {
+  action: string;
+  rule: { id: string; name: string } | null;
+  reason: string | null;
+  rules: { ruleId: string; name: string; matched: boolean; error: string | null }[];
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -85,4 +110,15 @@ export const api = {
   apiKeys: () => request<{ items: ApiKey[] }>('GET', '/api/v1/api-keys'),
   createApiKey: (name: string, scopes: string[]) => request<CreatedApiKey>('POST', '/api/v1/api-keys', { name, scopes }),
   revokeApiKey: (id: string) => request<void>('DELETE', `/api/v1/api-keys/${encodeURIComponent(id)}`),
+  /** The MCP proxy's configuration (proxy-view.ts). */
+  proxy: {
+    servers: () => request<{ items: ProxyServer[] }>('GET', '/api/v1/mcp/servers'),
+    putServer: (id: string, body: { url: string; headers: { name: string; value?: string; secret: boolean }[]; timeoutMs?: number }) =>
+      request<ProxyServer>('PUT', `/api/v1/mcp/servers/${encodeURIComponent(id)}`, body),
+    deleteServer: (id: string) => request<void>('DELETE', `/api/v1/mcp/servers/${encodeURIComponent(id)}`),
+    rules: () => request<{ items: ProxyRule[] }>('GET', '/api/v1/mcp/rules'),
+    addRule: (rule: ProxyRuleInput) => request<ProxyRule>('POST', '/api/v1/mcp/rules', rule),
+    deleteRule: (id: string) => request<void>('DELETE', `/api/v1/mcp/rules/${encodeURIComponent(id)}`),
+    dryRun: (call: { serverId: string; toolName: string; arguments: Record<string, unknown> }) => request<ProxyDryRun>('POST', '/api/v1/mcp/rules/dry-run', { call }),
+  },
 };

@@ -1,4 +1,4 @@
-// Dashboard entry point: checks the login, registers the screens (live, explore, API keys), runs the one live stream they share, and handles organization switches and sign-out.
+// Dashboard entry point: checks the login, registers the screens (live, explore, API keys, MCP proxy), runs the one live stream they share, and handles organization switches and sign-out.
 import { api, isUnauthorized, type Me } from './api.js';
 import { byId, h } from './dom.js';
 import { EventPanel } from './event-detail.js';
@@ -6,6 +6,7 @@ import { ExploreView } from './explore.js';
 import { installCopyOnClick } from './ids.js';
 import { KeysView } from './keys.js';
 import { LiveScreen } from './live-screen.js';
+import { ProxyView } from './proxy-view.js';
 import { LoginForm } from './login.js';
 import { Screens } from './screens.js';
 import { SessionCalls } from './session-calls.js';
@@ -49,6 +50,7 @@ const screens = new Screens();
 screens.register(live);
 screens.register(explore);
 screens.register(keys);
+screens.register(new ProxyView(notify, endedLogin));
 window.addEventListener('hashchange', () => current && screens.route(current));
 window.addEventListener('popstate', () => current && screens.route(current));
 

@@ -47,7 +47,8 @@ function bash(cwd: string, env: NodeJS.ProcessEnv): Promise<{ status: number | n
 }
 
 describe('documented curl examples', () => {
-  const { app } = suiteApp(realBackendAvailable ? 'real' : 'embedded');
+  // A secrets key of its own: docs/proxy.md registers a secret upstream header (the real backend has no generated one).
+  const { app } = suiteApp(realBackendAvailable ? 'real' : 'embedded', { PROXY_SECRETS_KEY: Buffer.alloc(32, 7).toString('base64') });
 
   it('finds the examples: README.md and docs/ have runnable blocks with promised outputs, and examples/ every sample they use', () => {
     expect(docBlocks(path.join(ROOT, 'README.md')).length).toBeGreaterThanOrEqual(2);

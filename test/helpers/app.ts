@@ -2,6 +2,7 @@
 import { PassThrough } from 'node:stream';
 import { buildApp, type AppContext, type BuildOptions } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
+import { SCOPES } from '../../src/auth/tokens.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 
@@ -67,7 +68,7 @@ export interface TestOrg {
 
 let counter = 0;
 
-/** Creates an org, an admin user and an all-scopes key (or the given scopes) through the admin API. */
+/** Creates an org, an admin user and a key with every scope (or the given scopes) through the admin API. */
 export async function createOrg(baseUrl: string, opts: { scopes?: string[]; role?: 'admin' | 'member' } = {}): Promise<TestOrg> {
   const n = ++counter;
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
@@ -84,7 +85,7 @@ export async function createOrg(baseUrl: string, opts: { scopes?: string[]; role
   const key = await http(`${baseUrl}/api/v1/admin/organizations/${org.body.id}/api-keys`, {
     method: 'POST',
     headers: auth,
-    json: { name: `key ${n}`, scopes: opts.scopes ?? ['events:read', 'ingest:write', 'sessions:write'] },
+    json: { name: `key ${n}`, scopes: opts.scopes ?? [...SCOPES] },
   });
   if (key.status !== 201) throw new Error(`create key: ${key.status} ${JSON.stringify(key.body)}`);
   return { id: org.body.id, name: org.body.name, key: key.body.key, keyId: key.body.id, email, password };
