@@ -260,19 +260,8 @@ function fieldBytes(e: NewAuditEvent, exact: boolean): number {
   return n;
 }
 
-/**
- * `e` within the bound: itself when its fields and metadata already take at most `maxEventBytes` of JSON (the usual
- * case, told from string lengths alone); else a copy whose server id, session id, tool name and action are cut to
- * MAX_COLUMN_CHARS and whose metadata is cut to what is left: an object or array keeps its entries whole when they fit;
- * otherwise every value larger than an equal share of the room is cut to that share (recursively; a string keeps its
- * start and ends with TRUNCATED; any other value too large becomes TRUNCATED), and when even the smallest forms of all
- * entries do not fit, the first ones are kept and the number left out is stored under TRUNCATED (arrays end with it).
- * Deterministic: the same event always gives the same result. The dedupe key, times and a stored payload are never cut
- * (the sources bound them). Throws TooDeep for metadata nested deeper than the write path stores.
- */
-export function boundEvent(e: NewAuditEvent, bound: EventCostBound): NewAuditEvent {
-  const metadata = e.metadata ?? {};
-  if (fieldBytes(e, false) + upperBound(metadata, 0) <= bound.maxEventBytes) return e;
+/** `e` with its server id, session id, tool name and action at most MAX_COLUMN_CHARS (cut ones end with TRUNCATED). */
+function capColumns(e: NewAuditEvent): NewAuditEvent {
   let out = e;
   for (const c of COLUMNS) {
     const v = e[c];
@@ -281,6 +270,24 @@ export function boundEvent(e: NewAuditEvent, bound: EventCostBound): NewAuditEve
       out[c] = capText(v, MAX_COLUMN_CHARS);
     }
   }
+  return out;
+}
+
+/**
+ * `e` within the bound. Its server id, session id, tool name and action are at most MAX_COLUMN_CHARS (cut ones end
+ * with TRUNCATED). Then it is itself when its fields and metadata take at most `maxEventBytes` of JSON (the usual case,
+ * told from string lengths alone); else a copy whose metadata is cut to the room its fields leave: an object or array
+ * keeps its entries whole when they fit; otherwise every value larger than an equal share of the room is cut to that
+ * share (recursively; a string keeps its start and ends with TRUNCATED; any other value too large becomes TRUNCATED),
+ * and when even the smallest forms of all entries do not fit, the first ones are kept and the number left out is
+ * stored under TRUNCATED (arrays end with it). Deterministic: the same event always gives the same result. The dedupe
+ * key, times and a stored payload are never cut (the sources bound them). Throws TooDeep for metadata nested deeper
+ * than the write path stores.
+ */
+export function boundEvent(e: NewAuditEvent, bound: EventCostBound): NewAuditEvent {
+  const out = capColumns(e);
+  const metadata = out.metadata ?? {};
+  if (fieldBytes(out, false) + upperBound(metadata, 0) <= bound.maxEventBytes) return out;
   const sizes = new Sizes();
   const room = Math.max(MARKER_BYTES + 2, bound.maxEventBytes - fieldBytes(out, true));
   if (sizes.of(metadata) <= room) return out;

@@ -77,7 +77,9 @@ describe('boundEvent', () => {
     expect(b.metadata![TRUNCATED]).toBe(1);
   });
 
-  it('cuts text columns to 200 characters with the marker', () => {
+  it('cuts text columns to 200 characters with the marker, also in an event otherwise within the bound', () => {
+    const small = boundEvent(event({}, { sessionId: 'x'.repeat(201) }), { maxEventBytes: MAX });
+    expect(small.sessionId).toBe(capText('x'.repeat(201), MAX_COLUMN_CHARS));
     const b = boundEvent(event({}, { serverId: 's'.repeat(100_000), toolName: 't'.repeat(300) }), { maxEventBytes: MAX });
     expect(b.serverId).toHaveLength(MAX_COLUMN_CHARS);
     expect(b.serverId!.endsWith(TRUNCATED)).toBe(true);

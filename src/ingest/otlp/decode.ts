@@ -127,8 +127,8 @@ export function withMessageDepth<T>(decode: () => T): T {
 
 /**
  * The export request in `bytes` as a plain object. Before anything is built, the messages (protobuf) or objects and
- * arrays (JSON) it holds are counted: more than `maxMessages` is TooLarge (413). Unknown fields are ignored, as OTLP requires of
- * receivers. OTLP/JSON attribute values nested deeper than 32 levels become the TOO_DEEP marker. Any other failure
+ * arrays (JSON) it holds are counted: more than `maxMessages` is TooLarge (413). Unknown fields are ignored, as OTLP
+ * requires of receivers. OTLP/JSON attribute values nested deeper than 32 levels become the TOO_DEEP marker. Any other failure
  * (truncated protobuf, wrong wire types, protobuf messages nested deeper than MAX_MESSAGE_DEPTH, JSON of the wrong
  * shape) is an OtlpDecodeError (400).
  */
