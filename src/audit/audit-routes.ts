@@ -51,7 +51,7 @@ const schema = {
 export interface AuditRouteDeps {
   db: Db;
   auth: Authenticator;
-  /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing's statements run in one. */
+  /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing runs in one. */
   reads: OrgReadSlots;
   /** Most bytes of one page's events (READ_PAGE_MAX_BYTES). */
   pageMaxBytes: number;
@@ -65,13 +65,16 @@ export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDe
     const q = request.query;
     const orgId = authOf(request).orgId;
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
-    const page = await listAuditEvents(deps.reads.queryable(deps.db, orgId), orgId, {
-      ...q,
-      afterSeq: q.order === 'asc' ? cursor : undefined,
-      beforeSeq: q.order === 'desc' ? cursor : undefined,
-      limit: q.limit,
-      maxBytes: deps.pageMaxBytes,
-    });
+    // The page's statements run in one of the organization's read slots (429 when its queue is full).
+    const page = await deps.reads.run(orgId, () =>
+      listAuditEvents(deps.db, orgId, {
+        ...q,
+        afterSeq: q.order === 'asc' ? cursor : undefined,
+        beforeSeq: q.order === 'desc' ? cursor : undefined,
+        limit: q.limit,
+        maxBytes: deps.pageMaxBytes,
+      }),
+    );
     const items = page.rows;
     if (page.cutByBytes) deps.onPageCut?.();
     // A page ended by its byte budget continues after its last event, as a full page does.
