@@ -105,10 +105,14 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
     const progress: ExportProgress = { rows: 0, lastSeq: 0 };
     const { cursor, ...filter } = q;
     const range = { ...filter, afterSeq: cursor === undefined ? undefined : Number(cursor) };
-    const reads = deps.reads.queryable(deps.db, orgId, { continues: true });
-    const pages = { rows: deps.pageRows, bytes: deps.pageMaxBytes, onCut: deps.onPageCut };
+    const pages = {
+      rows: deps.pageRows,
+      bytes: deps.pageMaxBytes,
+      onCut: deps.onPageCut,
+      turn: <T>(read: () => Promise<T>) => deps.reads.run(orgId, read, { continues: true }),
+    };
     // objectMode off: the stream buffers BUFFER_BYTES of text and pulls the next page only when it drops below that.
-    const source = Readable.from(exportNdjson(reads, orgId, range, pages, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
+    const source = Readable.from(exportNdjson(deps.db, orgId, range, pages, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
     running.add(source);
     let finished = false;
     source.once('end', () => {

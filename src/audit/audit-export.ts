@@ -17,6 +17,8 @@ export interface ExportPages {
   bytes: number;
   /** A page ended early by its byte budget. */
   onCut?: () => void;
+  /** Runs one read (the range's bounds, a page) in its turn: the organization's read slots. */
+  turn?: <T>(read: () => Promise<T>) => Promise<T>;
 }
 
 /** Text handed on at once: a page's lines are yielded in pieces of about this size, not joined into one string. */
@@ -24,8 +26,8 @@ const PIECE_CHARS = 64 * 1024;
 
 /**
  * Yields the range's events as NDJSON, in seq order, each event once, a page at a time (at most `pages.rows` events and
- * `pages.bytes` of them, bytePageSql), in pieces of about 64 KiB. Every page is one short query (no connection is held
- * between pages); the consumer pulls, so a slow client is not read ahead of by more than one page plus its stream
+ * `pages.bytes` of them, readBytePage), in pieces of about 64 KiB. Every page is one or two short queries in its turn
+ * (no connection is held between pages); the consumer pulls, so a slow client is not read ahead of by more than one page plus its stream
  * buffer, and the memory an export holds is one page's events and one piece of text. Stops as soon as `signal` aborts
  * (the client went away).
  */
@@ -37,11 +39,13 @@ export async function* exportNdjson(
   signal: AbortSignal,
   progress: ExportProgress = { rows: 0, lastSeq: 0 },
 ): AsyncGenerator<string> {
-  const bounds = await exportSeqBounds(db, orgId, range);
+  const turn = pages.turn ?? ((read) => read());
+  const bounds = await turn(() => exportSeqBounds(db, orgId, range));
   if (!bounds) return;
   let after = Math.max(bounds.afterSeq, range.afterSeq ?? 0);
   while (after < bounds.upToSeq && !signal.aborted) {
-    const page = await readExportPage(db, orgId, range, after, bounds.upToSeq, pages.rows, pages.bytes);
+    const from = after;
+    const page = await turn(() => readExportPage(db, orgId, range, from, bounds.upToSeq, pages.rows, pages.bytes));
     const rows: (AuditEventRow | null)[] = page.rows;
     if (rows.length === 0 || signal.aborted) return;
     if (page.cutByBytes) pages.onCut?.();

@@ -65,7 +65,7 @@ const countSchema = {
 export interface AuditRouteDeps {
   db: Db;
   auth: Authenticator;
-  /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing's statements run in one. */
+  /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing runs in one. */
   reads: OrgReadSlots;
   /** Most bytes of one page's events (READ_PAGE_MAX_BYTES). */
   pageMaxBytes: number;
@@ -87,9 +87,10 @@ export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDe
     const orgId = authOf(request).orgId;
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
     const filter = { ...q, afterSeq: q.order === 'asc' ? cursor : undefined, beforeSeq: q.order === 'desc' ? cursor : undefined, limit: q.limit, maxBytes: deps.pageMaxBytes };
-    const page = q.q
-      ? await deps.reads.run(orgId, () => readWithTimeout(deps.db, deps.searchTimeoutMs, 'search_timeout', 'the free-text search', (tx) => listAuditEvents(tx, orgId, filter)))
-      : await listAuditEvents(deps.reads.queryable(deps.db, orgId), orgId, filter);
+    // The page's statements run in one of the organization's read slots (429 when its queue is full).
+    const page = await deps.reads.run(orgId, () =>
+      q.q ? readWithTimeout(deps.db, deps.searchTimeoutMs, 'search_timeout', 'the free-text search', (tx) => listAuditEvents(tx, orgId, filter)) : listAuditEvents(deps.db, orgId, filter),
+    );
     const items = page.rows;
     if (page.cutByBytes) deps.onPageCut?.();
     // A page ended by its byte budget continues after its last event, as a full page does.

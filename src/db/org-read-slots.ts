@@ -1,6 +1,5 @@
 // Database reads of one organization share a bounded number of slots per instance, waiting their turn in a bounded queue.
 import { RateLimited } from '../shared/domain-errors.js';
-import type { Queryable } from './db.js';
 
 export interface OrgReadSlotsOptions {
   /** Reads of one organization running at once (ORG_READ_SLOTS). */
@@ -95,16 +94,10 @@ export function createOrgReadSlots(opts: OrgReadSlotsOptions) {
     if (!admits(orgId)) throw refusal();
   }
 
-  /** A Queryable whose every statement runs in one of the organization's slots. */
-  function queryable(db: Queryable, orgId: string, ro: ReadOptions = {}): Queryable {
-    return { query: (sql, params) => run(orgId, () => db.query(sql, params), ro) } as Queryable;
-  }
-
   return {
     run,
     admits,
     admit,
-    queryable,
     /** Reads running and waiting, of one organization (tests and metrics). */
     load(orgId: string): { running: number; waiting: number } {
       const lane = lanes.get(orgId);

@@ -1,6 +1,7 @@
 // The per-organization read limiter: slots per organization, a FIFO queue bounded for new reads, continuing reads that
 // always wait their turn, and organizations that never wait for each other.
 import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config.js';
 import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
 import { RateLimited } from '../../src/shared/domain-errors.js';
 
@@ -73,5 +74,13 @@ describe('organization read slots', () => {
     await expect(slots.run('a', async () => { throw new Error('boom'); })).rejects.toThrow('boom');
     expect(slots.load('a')).toEqual({ running: 0, waiting: 0 });
     expect(slots.admits('a')).toBe(true);
+  });
+
+  it('takes its bounds from documented settings, refusing values outside them', () => {
+    const c = loadConfig({});
+    expect([c.ORG_READ_SLOTS, c.ORG_READ_QUEUE_MAX, c.READ_PAGE_MAX_BYTES]).toEqual([2, 64, 4 * 1024 * 1024]);
+    for (const [name, value] of [['ORG_READ_SLOTS', '0'], ['ORG_READ_QUEUE_MAX', '-1'], ['READ_PAGE_MAX_BYTES', '1000'], ['READ_PAGE_MAX_BYTES', 'lots']]) {
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(ConfigError);
+    }
   });
 });
