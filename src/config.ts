@@ -57,6 +57,10 @@ export const configSchema = z.object({
   FIREHOSE_MAX_RECORDS: int(10_000, 1),
   OTLP_MAX_SPANS_PER_EXPORT: int(10_000, 1),
   OTLP_MAX_LOG_RECORDS_PER_EXPORT: int(10_000, 1),
+  /** OTLP/gRPC receiver port; unset (or empty) keeps it off, 0 picks a free port. */
+  OTLP_GRPC_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
+  /** Exports in flight on one OTLP/gRPC connection. */
+  OTLP_GRPC_MAX_CONCURRENT_STREAMS: int(16, 1, 1000),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),

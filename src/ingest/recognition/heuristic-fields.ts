@@ -149,7 +149,7 @@ function errorKindRefusal(words: string[], key: string, value: unknown): { actio
   return out && out.action === 'deny' ? { action: 'deny', word: `${key}=${out.word}` } : null;
 }
 
-const RPC_ARROW = /([\p{L}\p{N}_.\-]+)\**\s*(?:→|->)\s*`?(tools\/call)`?\s+[`'"]?([\p{L}\p{N}_.\-/:]+)/u;
+const RPC_ARROW = /([\p{L}\p{N}_.-]+)\**\s*(?:→|->)\s*`?(tools\/call)`?\s+[`'"]?([\p{L}\p{N}_.\-/:]+)/u;
 
 /** A text line: its leading time, a duration with a unit anywhere, and `server → tools/call tool` call lines. */
 export function findInText(text: string): Findings {
