@@ -40,6 +40,7 @@ import { registerRetentionRoutes } from './retention/retention-routes.js';
 import { registerTextParsers } from './ingest/body-decoding.js';
 import { INGEST_PREFIX, ingestPlugin } from './ingest/ingest-plugin.js';
 import { loadOtlpTypes } from './ingest/otlp/proto-types.js';
+import { createOtlpGrpcReceiver, type OtlpGrpcReceiver } from './ingest/otlp-grpc/otlp-grpc-receiver.js';
 import { ingestSources } from './ingest/sources.js';
 import { createStreamHub, type StreamHub } from './stream/stream-hub.js';
 import { registerStreamRoutes } from './stream/stream-routes.js';
@@ -83,6 +84,8 @@ export interface AppContext {
   /** The MCP proxy (/mcp/:serverId and /api/v1/mcp/*). */
   proxy: ProxyFeature;
   logger: Logger;
+  /** The OTLP/gRPC receiver's bound port once the app is ready; null when OTLP_GRPC_PORT is unset. */
+  otlpGrpcPort: () => number | null;
   /**
    * Seeds the demo account when SEED_DEMO is on and the embedded database is empty; returns the credentials to print,
    * else null. Called by the entry point only once the server listens, so credentials are never created unseen.
@@ -258,6 +261,30 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     maxEntries: config.INGEST_MAX_ENTRIES,
     eventCost: { maxEventBytes: config.INGEST_MAX_EVENT_BYTES },
   });
+  // OTLP/gRPC on its own port (OTLP_GRPC_PORT), listening with the app and closed before its resources.
+  let otlpGrpc: { receiver: OtlpGrpcReceiver; port: number } | null = null;
+  if (config.OTLP_GRPC_PORT !== undefined) {
+    const grpcPort = config.OTLP_GRPC_PORT;
+    const receiver = createOtlpGrpcReceiver({
+      types: otlpTypes,
+      limits: { maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
+      auth,
+      eventLog,
+      eventCost: { maxEventBytes: config.INGEST_MAX_EVENT_BYTES },
+      metrics,
+      logger,
+      maxEntries: config.INGEST_MAX_ENTRIES,
+      maxMessageBytes: config.BODY_LIMIT_BYTES,
+      maxConcurrentStreams: config.OTLP_GRPC_MAX_CONCURRENT_STREAMS,
+    });
+    app.addHook('onReady', async () => {
+      otlpGrpc = { receiver, port: await receiver.listen(config.HOST, grpcPort) };
+      logger.info({ port: otlpGrpc.port }, 'OTLP/gRPC receiver listening');
+    });
+    app.addHook('preClose', async () => {
+      await receiver.close();
+    });
+  }
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
@@ -281,5 +308,5 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
   proxy.start();
-  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, logger, retention, seedDemo: seed };
+  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
 }

@@ -75,6 +75,10 @@ export const configSchema = z.object({
   OTLP_MAX_MESSAGES_PER_EXPORT: int(500_000, 1),
   /** Most bytes of JSON one ingested event takes, metadata included (at least 16 KiB, MIN_EVENT_BYTES); larger values are cut with `[truncated]`. */
   INGEST_MAX_EVENT_BYTES: int(64 * 1024, 16 * 1024, 64 * 1024 * 1024),
+  /** OTLP/gRPC receiver port; unset (or empty) keeps it off, 0 picks a free port. */
+  OTLP_GRPC_PORT: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(0).max(65535).optional()),
+  /** Exports in flight on one OTLP/gRPC connection. */
+  OTLP_GRPC_MAX_CONCURRENT_STREAMS: int(16, 1, 1000),
   ORG_WRITE_QUEUE_MAX: int(32, 0),
   /** Most events of the ingest requests of one organization stored together in one transaction (group commit); 0 = off. */
   ORG_WRITE_GROUP_MAX_EVENTS: int(10_000, 0),

@@ -7,7 +7,7 @@ import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { toErrorResponse } from '../http/error-handler.js';
 import { SECURITY } from '../http/route-schemas.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { boundEvents, type EventCostBound } from '../shared/event-cost.js';
+import type { EventCostBound } from '../shared/event-cost.js';
 import { decodeContentEncoding } from './body-decoding.js';
 import { bodyLimitOf, installBodyParsers, mediaTypeOf, requireContentType } from './content-types.js';
 import { idempotencyClaim, idempotencyKeyOf } from './idempotency.js';
@@ -95,9 +95,7 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
         if (notStored) opts.metrics.ingestEvents.inc({ source: source.name, outcome: source.notStoredOutcome ?? 'not_stored' }, notStored);
         if (empty) opts.metrics.ingestEvents.inc({ source: source.name, outcome: 'empty' }, empty);
         const claim = source.idempotency ? idempotencyClaim(idempotencyKey, source.idempotency.claim, request.body) : undefined;
-        // The one bound on what an event may cost, whatever source made it.
-        const events = boundEvents(mapped.events, opts.eventCost);
-        const stored = await storeEvents(opts, auth.orgId, source.name, events, { idempotency: claim, chunked: mapped.chunked });
+        const stored = await storeEvents(opts, auth.orgId, source.name, mapped.events, { idempotency: claim, chunked: mapped.chunked });
         const result = { ...stored, notStored, empty, info: mapped.info };
         if (!source.answer) return { accepted: stored.accepted, duplicates: stored.duplicates };
         return send(reply, await source.answer(result, { request, contentType }), 200);

@@ -4,11 +4,14 @@ import type { IdempotencyClaim } from '../audit/ingest-requests-repo.js';
 import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { TooLarge } from '../shared/domain-errors.js';
+import { boundEvents, type EventCostBound } from '../shared/event-cost.js';
 
 export interface StoreDeps {
   eventLog: EventLog;
   metrics: Metrics;
   maxEntries: number;
+  /** INGEST_MAX_EVENT_BYTES: what one stored event may cost, applied here to every source's events (boundEvent). */
+  eventCost: EventCostBound;
 }
 
 /** A TooLarge error when a request holds more entries than INGEST_MAX_ENTRIES. */
@@ -39,6 +42,8 @@ export async function storeEvents(
   events: NewAuditEvent[],
   opts: { idempotency?: IdempotencyClaim; chunked?: boolean } = {},
 ): Promise<{ accepted: number; duplicates: number }> {
+  // The one bound on what an event may cost, whatever source (or route: HTTP, gRPC) made it.
+  events = boundEvents(events, deps.eventCost);
   if (!opts.chunked) return storeOnce(deps, orgId, source, events, opts.idempotency);
   let accepted = 0;
   let duplicates = 0;

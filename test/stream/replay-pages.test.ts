@@ -7,9 +7,10 @@ import path from 'node:path';
 import type { ServerResponse } from 'node:http';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendEvents, lockOrgSeq } from '../../src/audit/audit-repo.js';
+import { appendInTransaction } from '../../src/audit/event-log/append.js';
+import { copySink } from '../../src/audit/event-log/copy-sink.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
-import { createMemoryBus } from '../../src/bus/memory-bus.js';
+import { createMemoryTransport } from '../../src/bus/data-transport.js';
 import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
@@ -48,7 +49,7 @@ describe.each(backendNames)('replay pages bounded by bytes (%s)', (backendName) 
     const events: NewAuditEvent[] = Array.from({ length: EVENTS }, (_, i) => ({
       type: 'tool_call', source: 'raw', occurredAt: new Date(), serverId: 'srv', sessionId: null, toolName: `tool-${'x'.repeat(40)}-${i % 7}`, action: 'allow', latencyMs: i % 100, metadata: {}, dedupeKey: `raw:id:replay-${i}`,
     }));
-    await db.transaction(async (tx) => appendEvents(tx, orgId, await lockOrgSeq(tx, orgId), events));
+    await db.transaction(async (tx) => appendInTransaction(tx, orgId, { events }, copySink));
   }, 180_000);
   afterAll(async () => {
     await server?.close();
@@ -60,7 +61,8 @@ describe.each(backendNames)('replay pages bounded by bytes (%s)', (backendName) 
     const metrics = createMetrics();
     const feed = new OrgFeed(orgId, {
       db,
-      bus: createMemoryBus(),
+      transport: createMemoryTransport(),
+      recentWindowBytes: 0,
       logger: pino({ level: 'silent' }),
       metrics,
       replayLimit: EVENTS,
@@ -103,7 +105,8 @@ describe.each(backendNames)('replay pages bounded by bytes (%s)', (backendName) 
   it('sends every event once, in order, to a client that reads', async () => {
     const feed = new OrgFeed(orgId, {
       db,
-      bus: createMemoryBus(),
+      transport: createMemoryTransport(),
+      recentWindowBytes: 0,
       logger: pino({ level: 'silent' }),
       metrics: createMetrics(),
       replayLimit: EVENTS,

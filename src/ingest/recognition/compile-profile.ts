@@ -1,0 +1,116 @@
+// Compiles a profile's CEL expressions once (parse, shape check, plan) into functions evaluated per record.
+//
+// Why evaluation time is bounded although @bufbuild/cel has no cost budget: every expression is at most maxChars long
+// with at most maxNodes AST nodes, comprehensions are few and never nested, and the view an expression reads holds at
+// most VIEW_LIMITS.maxKeys keys per map and maxItems items per list, strings cut at maxStringChars. So one evaluation
+// does at most maxNodes × maxComprehensions × maxKeys steps, each on a bounded value; `matches` uses RE2 (linear time).
+import { celEnv, celFunc, CelScalar, isCelError, isCelUint, parse, plan } from '@bufbuild/cel';
+import { strings } from '@bufbuild/cel/ext';
+import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits } from './expression-limits.js';
+import { PROFILE_FIELDS, type Profile, type ProfileField } from './profile.js';
+import { boundedValue, VIEW_LIMITS, type RecordView } from './record-view.js';
+
+/** A profile expression that does not compile, named by its place (`when`, `fields.tool`). */
+export class ProfileCompileError extends Error {
+  constructor(
+    readonly path: string,
+    message: string,
+  ) {
+    super(`${path}: ${message}`);
+    this.name = 'ProfileCompileError';
+  }
+}
+
+/** The result of one expression: a plain value, or `error` when it failed (missing key, wrong type...). */
+export type EvalOutcome = { ok: true; value: unknown } | { ok: false; error: string };
+
+export type CompiledExpression = (view: RecordView) => EvalOutcome;
+
+export interface CompiledProfile {
+  profile: Profile;
+  when: CompiledExpression;
+  fields: Partial<Record<ProfileField, CompiledExpression>>;
+}
+
+/**
+ * `jsonParse(text)`: a JSON object string as a map (an empty map when it is not one), for attributes that carry JSON
+ * text (Claude Code's `tool_parameters`); bounded like the view.
+ */
+const jsonParse = celFunc('jsonParse', [CelScalar.STRING], CelScalar.DYN, (text: string) => {
+  if (text.length > VIEW_LIMITS.maxStringChars) return {} as never;
+  try {
+    const v = boundedValue(JSON.parse(text));
+    return (v && typeof v === 'object' && !Array.isArray(v) ? v : {}) as never;
+  } catch {
+    return {} as never;
+  }
+});
+
+/** The CEL environment every profile runs in: the standard library, the strings extension, jsonParse. */
+export function profileEnv() {
+  return celEnv({ funcs: [...strings, jsonParse] });
+}
+
+/** CEL values back to plain JS: ints (bigint) as numbers, maps and lists as plain objects and arrays. */
+export function plainValue(v: unknown): unknown {
+  if (typeof v === 'bigint') return Number(v);
+  if (isCelUint(v)) return Number(v.value);
+  if (v === null || typeof v !== 'object') return v;
+  // Maps, lists, bytes and types are no audit field value.
+  return null;
+}
+
+function bindings(view: RecordView): Record<string, never> {
+  return {
+    source: view.source,
+    kind: view.kind,
+    logGroup: view.logGroup,
+    name: view.name,
+    scope: view.scope,
+    resource: view.resource,
+    attributes: view.attributes,
+    body: view.body,
+    span: view.span,
+    log: view.log,
+  } as unknown as Record<string, never>;
+}
+
+function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits): CompiledExpression {
+  if (text.length > limits.maxChars) throw new ProfileCompileError(path, `longer than ${limits.maxChars} characters`);
+  let parsed;
+  try {
+    parsed = parse(text);
+  } catch (err) {
+    throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
+  }
+  try {
+    checkExpressionShape(parsed.expr, limits);
+  } catch (err) {
+    throw new ProfileCompileError(path, (err as Error).message);
+  }
+  let run: (ctx: Record<string, never>) => unknown;
+  try {
+    run = plan(env, parsed) as unknown as (ctx: Record<string, never>) => unknown;
+  } catch (err) {
+    throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
+  }
+  return (view) => {
+    try {
+      const out = run(bindings(view));
+      if (isCelError(out)) return { ok: false, error: out.message.slice(0, 200) };
+      return { ok: true, value: plainValue(out) };
+    } catch (err) {
+      return { ok: false, error: String((err as Error)?.message ?? err).slice(0, 200) };
+    }
+  };
+}
+
+/** Compiles every expression of `profile`; throws ProfileCompileError naming the first that fails. */
+export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv()): CompiledProfile {
+  const fields: CompiledProfile['fields'] = {};
+  for (const key of PROFILE_FIELDS) {
+    const text = profile.fields[key];
+    if (text !== undefined) fields[key] = compileExpression(env, text, `fields.${key}`, limits);
+  }
+  return { profile, when: compileExpression(env, profile.when, 'when', limits), fields };
+}
