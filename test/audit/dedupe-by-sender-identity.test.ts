@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { dedupeDigest, storedDedupeKey } from '../../src/audit/event-log/append.js';
 import { backendSinks } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents } from '../helpers/app.js';
+import { bearer, createOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 
 const call = (key: string): NewAuditEvent => ({ type: 'tool_call', source: 'raw', occurredAt: new Date(1714558800000), serverId: 'srv', toolName: 't', metadata: {}, dedupeKey: key });
@@ -39,9 +39,10 @@ describe.each(backendSinks)('dedupe by sender identity (%s, %s sink)', (backendN
   it('answers an HTTP retry of identified entries as duplicates and stores the same call without identity again', async () => {
     const org = await createOrg(app.url);
     const body = [{ id: 'evt-1', serverId: 's', toolName: 'search' }, { serverId: 's', toolName: 'no_identity' }];
-    expect((await postEvents(app.url, org.key, body)).body).toEqual({ accepted: 2, duplicates: 0 });
-    expect((await postEvents(app.url, org.key, body)).body).toEqual({ accepted: 1, duplicates: 1 });
-    const listed = await http(`${app.url}/api/v1/audit-events?limit=10&order=asc`, { headers: bearer(org.key) });
-    expect(listed.body.items.map((e: { toolName: string }) => e.toolName)).toEqual(['search', 'no_identity', 'no_identity']);
+    const post = () => app.ctx.app.inject({ method: 'POST', url: '/api/v1/ingest/events', headers: bearer(org.key), payload: body });
+    expect((await post()).json()).toEqual({ accepted: 2, duplicates: 0 });
+    expect((await post()).json()).toEqual({ accepted: 1, duplicates: 1 });
+    const listed = await app.ctx.app.inject({ url: '/api/v1/audit-events?limit=10&order=asc', headers: bearer(org.key) });
+    expect(listed.json().items.map((e: { toolName: string }) => e.toolName)).toEqual(['search', 'no_identity', 'no_identity']);
   });
 });
