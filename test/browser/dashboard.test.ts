@@ -75,7 +75,7 @@ describe.runIf(existsSync(CHROMIUM))('dashboard in Chromium', () => {
     await page.fill('#login-email', org.email);
     await page.fill('#login-password', 'wrong password');
     await page.click('#login-form button[type=submit]');
-    await expect.poll(() => page.locator('#login-error').textContent()).toMatch(/wrong email or password/i);
+    await expect.poll(() => page.locator('#login-error').textContent(), { timeout: 15_000 }).toMatch(/wrong email or password/i);
     await page.fill('#login-password', org.password);
     await page.click('#login-form button[type=submit]');
     await page.locator('#connection-state', { hasText: 'live' }).waitFor();
