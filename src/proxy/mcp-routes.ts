@@ -10,6 +10,8 @@ import { z } from 'zod';
 import { authOf } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
 import { toErrorResponse } from '../http/error-handler.js';
+import { isStorageUnavailable } from '../db/db.js';
+import { storable } from '../shared/input-safety.js';
 import { NotFoundError } from '../http/errors.js';
 import { SECURITY } from '../http/route-schemas.js';
 import { auditSessionOf } from './audit-session.js';
@@ -181,7 +183,8 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
     try {
       const argsJson = JSON.stringify(call.arguments);
       const decision = decide(config.rules, { tool: { name: call.name }, args: call.arguments, server: { id: upstream.serverId }, session: { id: session.id }, key, client });
-      const facts: CallFacts = {
+      // Text Postgres cannot hold (NUL, lone surrogates) replaced in what is stored; the call is forwarded as sent.
+      const facts: CallFacts = storable({
         callId: randomUUID(),
         serverId: upstream.serverId,
         sessionId: session.id,
@@ -199,7 +202,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
         argumentsBytes: Buffer.byteLength(argsJson),
         arguments: storedArguments(call.arguments, argsJson, decision.action, s.storedArgumentsBytes),
         startedAt: new Date().toISOString(),
-      };
+      });
 
       const deny = async (suspended: boolean) => {
         if (suspended) Object.assign(facts, { action: 'deny', rule: null, reason: 'session suspended' });
@@ -219,6 +222,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
       try {
         if (!(await deps.recorder.writeIntent(auth.orgId, facts, upstream.timeoutMs + s.sweepGraceMs))) return await deny(true);
       } catch (err) {
+        if (!isStorageUnavailable(err)) throw err;
         if (config.storeDown !== 'forward') {
           log.warn({ err: { message: (err as Error).message }, orgId: auth.orgId, serverId: upstream.serverId }, 'tool call refused: its intent could not be stored (fail closed)');
           throw new McpAnswer(503, JSONRPC.STORE_UNAVAILABLE, 'the audit store is unavailable, so the call was not forwarded (this organization fails closed); retry later', msg.id, 5);

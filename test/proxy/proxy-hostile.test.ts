@@ -87,6 +87,17 @@ describe('hostile input at the MCP proxy (embedded backend)', () => {
     expect(modern.control.calls.length).toBe(before + 1);
   });
 
+  it('forwards arguments holding text Postgres cannot store (NUL, a lone surrogate) as sent, and records them with replacement characters', async () => {
+    const before = modern.control.calls.length;
+    const r = await http(url(), { method: 'POST', headers: { ...modernHeaders(org.key, 'tools/call', 'echo'), 'content-type': 'application/json' }, body: JSON.stringify(modernCall('echo', { text: 'a\u0000b\ud800c' }, 3)) });
+    expect(r.status).toBe(200);
+    expect(modern.control.calls.length).toBe(before + 1);
+    expect(modern.control.calls[before].args).toEqual({ text: 'a\u0000b\ud800c' });
+    await app.ctx.proxy.recorder.idle();
+    const [rec] = (await proxyCalls(app.url, org)).filter((c) => c.metadata.proxy.jsonrpcId === 3);
+    expect(rec.metadata.arguments.text).toBe('a\ufffdb\ufffdc');
+  });
+
   it('refuses a tools/call inside a batch', async () => {
     const r = await http(url('l'), { method: 'POST', headers: { ...bearer(org.key), accept: 'application/json, text/event-stream' }, json: [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo' } }] });
     expect(r.status).toBe(400);
