@@ -129,6 +129,13 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
           const sessionId = `suspend-${i}`;
           suspender.send({ type: 'watch', url: `${b.url}/mcp/bench`, key: org.key, sessionId });
           await suspender.next('calling');
+          // The first call's record (which creates the session) is stored just after its answer: wait for the session.
+          for (let t = 0; t < 200; t++) {
+            const got = await fetch(`${a.url}/api/v1/sessions/${sessionId}`, { headers: { authorization: `Bearer ${org.key}` } });
+            await got.text();
+            if (got.status === 200) break;
+            await new Promise((r) => setTimeout(r, 25));
+          }
           const sent = Date.now();
           const r = await fetch(`${a.url}/api/v1/sessions/${sessionId}/suspend`, { method: 'POST', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' }, body: '{}' });
           const answered = Date.now();

@@ -92,6 +92,9 @@ export async function relay(client: UpstreamClient, r: RelayRequest): Promise<Re
       head.destroy();
       return result;
     }
+    // Each chunk leaves at once: without this, a small last chunk (the end of a chunked body) waits for the client's
+    // delayed ACK of the one before (Nagle), tens of milliseconds per call.
+    r.res.socket?.setNoDelay(true);
     r.res.writeHead(result.status, headers);
     // A stream's head goes at once (the client learns it is open); any other head leaves with the first chunk, in one
     // packet (a head sent alone and then a small body would wait on the client's delayed ACK).

@@ -79,6 +79,7 @@ export function createUpstreamClient(opts: UpstreamClientOptions) {
         if (!connected) r.destroy(new UpstreamError('unreachable', `could not connect to the upstream within ${opts.connectTimeoutMs} ms`));
       }, opts.connectTimeoutMs);
       r.on('socket', (socket) => {
+        socket.setNoDelay(true);
         if (!socket.connecting) connected = true;
         else socket.once(secure ? 'secureConnect' : 'connect', () => (connected = true));
       });
