@@ -35,7 +35,7 @@ function blobs(): (string | null)[] {
 }
 
 describe.each(backendNames)('pages bounded by bytes (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', READ_PAGE_MAX_BYTES: String(BUDGET), EXPORT_PAGE_ROWS: '1000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', READ_PAGE_MAX_BYTES: String(BUDGET), EXPORT_PAGE_ROWS: '1000', INGEST_MAX_EVENT_BYTES: String(1024 * KiB) });
   let org: TestOrg;
   let seqs: number[];
 
