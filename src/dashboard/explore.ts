@@ -54,6 +54,8 @@ export class ExploreView implements Screen {
   /** The cursor of the next older page, null when the oldest is shown. */
   private olderCursor: string | null = null;
   private count: { n: number; capped: boolean; asOfSeq: number } | null = null;
+  /** Seqs of new events shown before the count answered: counted on top of it when they are past its asOfSeq. */
+  private shownBeforeCount: number[] = [];
   private paused = false;
   private waiting: StoredAuditEvent[] = [];
   private waitingOverflow = false;
@@ -208,6 +210,7 @@ export class ExploreView implements Screen {
     this.fetchAgain = false;
     this.clearRows();
     this.count = null;
+    this.shownBeforeCount = [];
     this.waiting = [];
     this.waitingOverflow = false;
     this.showError('');
@@ -227,7 +230,9 @@ export class ExploreView implements Screen {
       this.renderStatus();
       const c = await api.count(filters);
       if (gen !== this.generation) return;
-      this.count = { n: c.count, capped: c.capped, asOfSeq: c.asOfSeq };
+      const later = this.shownBeforeCount.filter((seq) => seq > c.asOfSeq).length;
+      this.shownBeforeCount = [];
+      this.count = { n: c.capped ? c.count : c.count + later, capped: c.capped, asOfSeq: c.asOfSeq };
       // Events read after the first page that the count already holds are not counted twice.
       this.renderStatus();
     } catch (err) {
@@ -337,7 +342,8 @@ export class ExploreView implements Screen {
     });
     this.tbody.prepend(...nodes.reverse());
     this.rows.unshift(...[...fresh].reverse());
-    if (this.count && !this.count.capped) this.count.n += fresh.filter((e) => e.seq > (this.count as { asOfSeq: number }).asOfSeq).length;
+    if (this.count === null) this.shownBeforeCount.push(...fresh.map((e) => e.seq));
+    else if (!this.count.capped) this.count.n += fresh.filter((e) => e.seq > (this.count as { asOfSeq: number }).asOfSeq).length;
     if (this.rows.length > MAX_ROWS) {
       for (const e of this.rows.splice(MAX_ROWS)) {
         this.seqs.delete(e.seq);
