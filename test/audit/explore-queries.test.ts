@@ -19,7 +19,7 @@ describe.each(backendNames)('explore queries (%s)', (backendName) => {
   beforeAll(async () => {
     org = await createOrg(app.url);
     const calls = Array.from({ length: 40 }, (_, i) =>
-      toolCall(i, { serverId: i % 4 === 0 ? 'github-mcp' : 'files-mcp', action: i % 5 === 0 ? 'deny' : 'allow', toolName: `tool_${i % 3}`, timestamp: iso(T0 + i * 1000), metadata: { note: `call ${i} 100%_done` } }),
+      toolCall(i, { serverId: i % 4 === 0 ? 'github-mcp' : 'files-mcp', action: i % 5 === 0 ? 'deny' : 'allow', toolName: `tool_${i % 3}`, timestamp: iso(T0 + i * 1000), metadata: { note: `call ${i} 100%_done` }, id: `explore-${i}` }),
     );
     expect((await postEvents(app.url, org.key, calls)).status).toBe(200);
     const cw = await http(`${app.url}/api/v1/ingest/cloudwatch`, {
