@@ -122,3 +122,8 @@ export const api = {
     dryRun: (call: { serverId: string; toolName: string; arguments: Record<string, unknown> }) => request<ProxyDryRun>('POST', '/api/v1/mcp/rules/dry-run', { call }),
   },
 };
+
+/** Whether `me` is an admin of its active organization (the keys and proxy screens are theirs). */
+export function isOrgAdmin(me: UserMe): boolean {
+  return me.organizations.find((o) => o.id === me.activeOrganizationId)?.role === 'admin';
+}

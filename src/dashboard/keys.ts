@@ -1,5 +1,5 @@
 // The API key screen of organization admins: list (prefix, name, scopes, created, last used), create (shown once), revoke.
-import { api, ApiError, isUnauthorized, type ApiKey, type Me } from './api.js';
+import { api, ApiError, isOrgAdmin, isUnauthorized, type ApiKey, type Me } from './api.js';
 import { byId, formatDateTime, h } from './dom.js';
 import { copyFrom } from './ids.js';
 import type { Screen } from './screens.js';
@@ -39,7 +39,7 @@ export class KeysView implements Screen {
 
   /** Organization admins only. */
   available(me: Me): boolean {
-    return me.organizations.find((o) => o.id === me.activeOrganizationId)?.role === 'admin';
+    return isOrgAdmin(me);
   }
 
   show(): void {

@@ -1,6 +1,6 @@
 // The MCP proxy screen of organization admins: the upstream servers (endpoint, headers, secrets hidden), the ordered
 // policy rules (add, remove) and a dry run of a described call. Builds its own content inside #proxy-view.
-import { api, ApiError, isUnauthorized, type Me, type ProxyRule, type ProxyServer } from './api.js';
+import { api, ApiError, isOrgAdmin, isUnauthorized, type Me, type ProxyRule, type ProxyServer } from './api.js';
 import { byId, h } from './dom.js';
 import type { Screen } from './screens.js';
 import { cell } from './table.js';
@@ -103,7 +103,7 @@ export class ProxyView implements Screen {
 
   /** Organization admins only. */
   available(me: Me): boolean {
-    return me.organizations.find((o) => o.id === me.activeOrganizationId)?.role === 'admin';
+    return isOrgAdmin(me);
   }
 
   show(): void {
