@@ -78,7 +78,8 @@ describe.runIf(realBackendAvailable)('reads bounded by bytes and by slots', () =
   it('lists and exports events of 4 MiB of compressible metadata in pages of one, in bounded memory', async () => {
     // A heap of 256 MiB: a server that held one page of these 40 events (160 MiB of JSON, several copies on the way
     // out) cannot answer it, and V8 collects before it grows, so the peaks below measure what a read holds.
-    const s = await server('big events', {}, ['--max-old-space-size=256']);
+    // The 4 MiB events must be stored whole (INGEST_MAX_EVENT_BYTES would cut them to 64 KiB): what is bounded here is the read.
+    const s = await server('big events', { INGEST_MAX_EVENT_BYTES: String(8 * MiB) }, ['--max-old-space-size=256']);
     const o = await org(s);
     const blob = 'a'.repeat(4 * MiB - 200);
     const EVENTS = 40;
