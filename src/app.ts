@@ -8,6 +8,8 @@ import fastifySensible from '@fastify/sensible';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createDb } from './db/create-db.js';
+import { createPgDb } from './db/pg-db.js';
+import { createReadReplica } from './db/read-replica.js';
 import type { Db } from './db/db.js';
 import { migrate } from './db/migrate.js';
 import { createOrgReadSlots, type OrgReadSlots } from './db/org-read-slots.js';
@@ -106,10 +108,21 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const otlpTypes = loadOtlpTypes();
   const db = await createDb(config, (err) => logger.warn({ err: { message: err.message } }, 'idle database connection error'));
   const bus = createBus(config, logger);
+  // Lag-tolerant reads go to the replica while it is within DATABASE_READ_MAX_LAG_MS of the primary.
+  const replica = createReadReplica({
+    primary: db,
+    replica: config.DATABASE_READ_URL ? createPgDb({ connectionString: config.DATABASE_READ_URL, max: config.PG_POOL_MAX, onError: (err) => logger.warn({ err: { message: err.message } }, 'idle replica connection error') }) : null,
+    maxLagMs: config.DATABASE_READ_MAX_LAG_MS,
+    checkMs: config.DATABASE_READ_LAG_CHECK_MS,
+    onRead: (to) => metrics.replicaReads.inc({ to }),
+    onLag: (ms) => metrics.replicaLagSeconds.set(Number.isFinite(ms) ? ms / 1000 : -1),
+    onCheckError: (err) => logger.warn({ err: { message: err.message } }, 'replica lag check failed'),
+  });
   try {
     if (config.MIGRATE_ON_START) await migrate(db);
     await bus.connected(3000);
   } catch (err) {
+    await replica.close();
     await bus.close();
     await db.close();
     throw err;
@@ -182,7 +195,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     onRefuse: () => metrics.orgReadRefusals.inc(),
   });
   const onPageCut = () => metrics.pagesCutByBytes.inc();
-  const hub = createStreamHub({ config, db, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
+  const hub = createStreamHub({ config, db, replica, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
   const anomaly = createAnomalyFeature({ config, db, auth, eventLog, logger, metrics });
   // The proxy's one dependency on the write path: appending events to an organization's log.
   const appendEvents: AppendEvents = (orgId, events) => eventLog.append(orgId, events, { internal: true });
@@ -191,6 +204,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     proxy = await createProxyFeature({ config, db, control: bus.control, auth, append: appendEvents, logger });
   } catch (err) {
     await anomaly.close();
+    await replica.close();
     await bus.close();
     await db.close();
     throw err;
@@ -235,10 +249,10 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   if (config.ADMIN_TOKEN) registerAdminRoutes(app, { adminToken: config.ADMIN_TOKEN, repo: authRepo, keys, hasher });
   if (config.ADMIN_TOKEN) registerRetentionRoutes(app, { adminToken: config.ADMIN_TOKEN, db, defaultDays: config.AUDIT_RETENTION_DAYS });
   registerApiKeyRoutes(app, { auth, repo: authRepo, keys });
-  registerAuditRoutes(app, { db, auth, reads, pageMaxBytes: config.READ_PAGE_MAX_BYTES, onPageCut, searchMaxRangeHours: config.SEARCH_MAX_RANGE_HOURS, searchTimeoutMs: config.SEARCH_QUERY_TIMEOUT_MS, countMax: config.AUDIT_COUNT_MAX });
-  registerAuditStatsRoutes(app, { db, auth, reads, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
+  registerAuditRoutes(app, { replica, auth, reads, pageMaxBytes: config.READ_PAGE_MAX_BYTES, onPageCut, searchMaxRangeHours: config.SEARCH_MAX_RANGE_HOURS, searchTimeoutMs: config.SEARCH_QUERY_TIMEOUT_MS, countMax: config.AUDIT_COUNT_MAX });
+  registerAuditStatsRoutes(app, { replica, auth, reads, queryTimeoutMs: config.STATS_QUERY_TIMEOUT_MS });
   registerAuditExportRoutes(app, {
-    db,
+    replica,
     auth,
     reads,
     pageRows: config.EXPORT_PAGE_ROWS,
@@ -302,6 +316,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     await proxy.close();
     await anomaly.close();
     await bus.close();
+    await replica.close();
     await db.close();
   });
 

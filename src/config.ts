@@ -34,6 +34,13 @@ export const configSchema = z.object({
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.string().url().optional()),
   DATA_DIR: z.string().default('./.data'),
   PG_POOL_MAX: int(10, 1, 500),
+  /**
+   * A streaming replica of DATABASE_URL's database: the listing, counts, stats, exports and stream replay read it while
+   * its measured lag is within DATABASE_READ_MAX_LAG_MS; everything that must see a just-committed event reads the primary.
+   */
+  DATABASE_READ_URL: z.preprocess(emptyAsUndefined, z.string().url().optional()),
+  DATABASE_READ_MAX_LAG_MS: int(2000, 0, 3_600_000),
+  DATABASE_READ_LAG_CHECK_MS: int(250, 10, 60_000),
   MIGRATE_ON_START: bool(true),
   SEED_DEMO: bool(true),
 
@@ -188,6 +195,7 @@ export const configSchema = z.object({
 
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 }).superRefine((c, ctx) => {
+  if (c.DATABASE_READ_URL && !c.DATABASE_URL) ctx.addIssue({ code: 'custom', path: ['DATABASE_READ_URL'], message: 'needs DATABASE_URL (a replica of that database)' });
   if (c.REDIS_CLUSTER_NODES.length === 0) return;
   if (c.REDIS_URL) ctx.addIssue({ code: 'custom', path: ['REDIS_CLUSTER_NODES'], message: 'set REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both' });
   // In a cluster the organization id is the hash tag ({...}) of its channel and keys; a brace in the prefix would take its place.

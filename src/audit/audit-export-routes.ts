@@ -6,7 +6,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
-import type { Db } from '../db/db.js';
+import type { ReadReplica } from '../db/read-replica.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { RateLimited } from '../shared/domain-errors.js';
@@ -36,7 +36,11 @@ const schema = {
 };
 
 export interface ExportRouteDeps {
-  db: Db;
+  /**
+   * Exports read the replica while it is within its lag bound; an export stays on the database it started on, so it
+   * holds exactly the events committed there when it started.
+   */
+  replica: ReadReplica;
   auth: Authenticator;
   /** Most events one page (one query) of an export holds: EXPORT_PAGE_ROWS. */
   pageRows: number;
@@ -112,7 +116,7 @@ export function registerAuditExportRoutes(fastify: FastifyInstance, deps: Export
       turn: <T>(read: () => Promise<T>) => deps.reads.run(orgId, read, { continues: true }),
     };
     // objectMode off: the stream buffers BUFFER_BYTES of text and pulls the next page only when it drops below that.
-    const source = Readable.from(exportNdjson(deps.db, orgId, range, pages, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
+    const source = Readable.from(exportNdjson(deps.replica.pick(), orgId, range, pages, abort.signal, progress), { objectMode: false, highWaterMark: BUFFER_BYTES });
     running.add(source);
     let finished = false;
     source.once('end', () => {

@@ -6,11 +6,13 @@ import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { auditEventCountSchema, auditEventPageSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
+import type { ReadReplica } from '../db/read-replica.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { countAuditEvents, listAuditEvents } from './audit-repo.js';
 import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from './audit-types.js';
 import { checkFreeText, FREE_TEXT_MAX_LENGTH } from './event-filters.js';
 import { readWithTimeout } from './query-timeout.js';
+import { listPage } from './replica-listing.js';
 
 const text = z.string().min(1).max(200);
 const time = z
@@ -63,7 +65,8 @@ const countSchema = {
 };
 
 export interface AuditRouteDeps {
-  db: Db;
+  /** The listing and counts read the replica while it is within its lag bound, by the rule of listPage. */
+  replica: ReadReplica;
   auth: Authenticator;
   /** The organization's read slots (ORG_READ_SLOTS, ORG_READ_QUEUE_MAX): a listing runs in one. */
   reads: OrgReadSlots;
@@ -88,9 +91,9 @@ export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDe
     const cursor = q.cursor === undefined ? undefined : Number(q.cursor);
     const filter = { ...q, afterSeq: q.order === 'asc' ? cursor : undefined, beforeSeq: q.order === 'desc' ? cursor : undefined, limit: q.limit, maxBytes: deps.pageMaxBytes };
     // The page's statements run in one of the organization's read slots (429 when its queue is full).
-    const page = await deps.reads.run(orgId, () =>
-      q.q ? readWithTimeout(deps.db, deps.searchTimeoutMs, 'search_timeout', 'the free-text search', (tx) => listAuditEvents(tx, orgId, filter)) : listAuditEvents(deps.db, orgId, filter),
-    );
+    const read = (db: Db) =>
+      q.q ? readWithTimeout(db, deps.searchTimeoutMs, 'search_timeout', 'the free-text search', (tx) => listAuditEvents(tx, orgId, filter)) : listAuditEvents(db, orgId, filter);
+    const page = await deps.reads.run(orgId, () => listPage(deps.replica, orgId, filter, read));
     const items = page.rows;
     if (page.cutByBytes) deps.onPageCut?.();
     // A page ended by its byte budget continues after its last event, as a full page does.
@@ -102,6 +105,6 @@ export function registerAuditRoutes(fastify: FastifyInstance, deps: AuditRouteDe
     const q = request.query;
     checkFreeText(q, deps.searchMaxRangeHours);
     const orgId = authOf(request).orgId;
-    return deps.reads.run(orgId, () => readWithTimeout(deps.db, deps.searchTimeoutMs, 'count_timeout', 'the count', (tx) => countAuditEvents(tx, orgId, q, deps.countMax)));
+    return deps.reads.run(orgId, () => deps.replica.run((db) => readWithTimeout(db, deps.searchTimeoutMs, 'count_timeout', 'the count', (tx) => countAuditEvents(tx, orgId, q, deps.countMax))));
   });
 }

@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { auditStatsSchema } from '../contract/api-rows.js';
-import type { Db } from '../db/db.js';
+import type { ReadReplica } from '../db/read-replica.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { AppError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
@@ -17,7 +17,8 @@ export const statsQuerySchema = z.strictObject({
 });
 
 export interface StatsRouteDeps {
-  db: Db;
+  /** Stats read the replica while it is within its lag bound. */
+  replica: ReadReplica;
   auth: Authenticator;
   /** Longest the aggregate statement may run (Postgres statement_timeout); past it the request answers 503. */
   queryTimeoutMs: number;
@@ -43,10 +44,12 @@ export function registerAuditStatsRoutes(fastify: FastifyInstance, deps: StatsRo
     const range = bucketRange(window, Date.now());
     try {
       const stats = await deps.reads.run(orgId, () =>
-        deps.db.transaction(async (tx) => {
-          await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(deps.queryTimeoutMs))}`);
-          return readAuditStats(tx, orgId, range);
-        }),
+        deps.replica.run((db) =>
+          db.transaction(async (tx) => {
+            await tx.query(`SET LOCAL statement_timeout = ${Math.max(1, Math.floor(deps.queryTimeoutMs))}`);
+            return readAuditStats(tx, orgId, range);
+          }),
+        ),
       );
       return { ...stats, from: range.fromMs, to: range.toMs };
     } catch (err) {

@@ -57,6 +57,8 @@ export function createMetrics() {
     orgReadWaits: new Counter({ name: 'audit_stream_org_read_waits_total', help: 'Database reads that waited for one of their organization\'s read slots (ORG_READ_SLOTS)', registers: r }),
     orgReadRefusals: new Counter({ name: 'audit_stream_org_read_refusals_total', help: 'Requests refused (429) because their organization\'s read queue was full (ORG_READ_QUEUE_MAX)', registers: r }),
     pagesCutByBytes: new Counter({ name: 'audit_stream_read_pages_cut_by_bytes_total', help: 'Pages of stored events (listing, export, replay, gap fill) ended early by READ_PAGE_MAX_BYTES', registers: r }),
+    replicaReads: new Counter({ name: 'audit_stream_replica_reads_total', help: 'Lag-tolerant reads (listing, counts, stats, exports, replay pages) by where they went: the replica (DATABASE_READ_URL) or the primary', labelNames: ['to'], registers: r }),
+    replicaLagSeconds: new Gauge({ name: 'audit_stream_replica_lag_seconds', help: 'Bound on how far the replica (DATABASE_READ_URL) lags the primary, as last measured; -1 while unknown', registers: r }),
     gapFills: new Counter({ name: 'audit_stream_gap_fills_total', help: 'Seq gaps filled from the database', registers: r }),
     gapFilledEvents: new Counter({ name: 'audit_stream_gap_filled_events_total', help: 'Events read from the database to fill gaps', registers: r }),
     anomalies: new Counter({ name: 'audit_stream_anomalies_total', help: 'Anomaly alerts emitted by this instance', labelNames: ['anomaly_type'], registers: r }),
@@ -66,6 +68,7 @@ export function createMetrics() {
     metrics.resumes.inc({ from }, 0);
     metrics.eventsReplayed.inc({ from }, 0);
   }
+  for (const to of ['replica', 'primary']) metrics.replicaReads.inc({ to }, 0);
   return metrics;
 }
 

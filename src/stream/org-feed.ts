@@ -6,6 +6,7 @@ import type { PublishedBatch, StreamEvent } from '../audit/audit-types.js';
 import { currentSeq, readStreamRange, removedThroughSeq } from '../audit/audit-repo.js';
 import type { DataTransport, Subscription } from '../bus/data-transport.js';
 import type { Db } from '../db/db.js';
+import type { ReadReplica } from '../db/read-replica.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { EncodedBatch } from './encoded-batch.js';
@@ -17,7 +18,10 @@ const PAGE = 1000;
 const SUBSCRIBE_WAIT_MS = 2000;
 
 export interface OrgFeedDeps {
+  /** The primary: gap fills and catch-up read it (they must see what was just committed). */
   db: Db;
+  /** Replays read here first (a replica within its lag bound); a page it cannot give in full is read from the primary. */
+  replica: ReadReplica;
   transport: DataTransport;
   logger: Logger;
   metrics: Metrics;
@@ -170,7 +174,7 @@ export class OrgFeed {
     }
     conn.skipTo(from);
     // Seqs retention removed are announced, never skipped silently (per page, so a removal during the replay is too).
-    for await (const page of this.pages(from, upTo, () => conn.closed)) {
+    for await (const page of this.pages(from, upTo, () => conn.closed, true)) {
       if (page.removed) conn.write(comment(`reset: events ${page.removed[0]}..${page.removed[1]} are no longer kept (retention). Continuing from ${page.removed[1] + 1}`));
       this.deps.metrics.eventsReplayed.inc({ from: 'database' }, conn.sendReplayed(page.events, page.lastSeq));
       // Written: while the client drains, the connection holds the page's bytes only, not its events.
@@ -183,18 +187,33 @@ export class OrgFeed {
    * The one reader of stored seq ranges: (after, upTo] page by page (rows and bytes), oldest first, until done or
    * `stop()`, each page read in one of the organization's read slots. Each page
    * covers up to `lastSeq`: the highest seq it read, or the end of a run of seqs retention removed (`removed`). Seqs
-   * missing and not removed by retention are not readable here yet (a replica behind): it throws, and the caller
-   * tries again later (a replay closes the stream, which resumes by id; a gap fill is retried by catch-up).
+   * missing and not removed by retention are not readable here yet: it throws, and the caller tries again later (a
+   * replay closes the stream, which resumes by id; a gap fill is retried by catch-up). With `fromReplica`, each page
+   * is read from the replica first; one that does not start at the next seq (the replica has not replayed it yet: an
+   * organization's seqs commit in order, so a replica holds a prefix of them) is read again from the primary, so a
+   * lagging replica never makes a stream skip or repeat an event.
    */
-  private async *pages(after: number, upTo: number, stop: () => boolean = () => false): AsyncGenerator<{ events: StreamEvent[]; removed: [number, number] | null; lastSeq: number }> {
+  private async *pages(after: number, upTo: number, stop: () => boolean = () => false, fromReplica = false): AsyncGenerator<{ events: StreamEvent[]; removed: [number, number] | null; lastSeq: number }> {
+    const primary = this.deps.db;
     let from = after;
     while (from < upTo && !stop()) {
-      const page = await this.deps.reads.run(this.orgId, () => readStreamRange(this.deps.db, this.orgId, from, upTo, PAGE, this.deps.pageMaxBytes), { continues: true });
+      const read = (db: Db) => this.deps.reads.run(this.orgId, () => readStreamRange(db, this.orgId, from, upTo, PAGE, this.deps.pageMaxBytes), { continues: true });
+      let source = primary;
+      let page = fromReplica
+        ? await this.deps.replica.run(async (db) => {
+            source = db;
+            return read(db);
+          })
+        : await read(primary);
+      if (source !== primary && (page.firstSeq ?? upTo + 1) > from + 1) {
+        source = primary;
+        page = await read(primary);
+      }
       if (page.cutByBytes) this.deps.metrics.pagesCutByBytes.inc();
       const first = page.firstSeq ?? upTo + 1;
       let removed: [number, number] | null = null;
       if (first > from + 1) {
-        const through = Math.min(await this.deps.reads.run(this.orgId, () => removedThroughSeq(this.deps.db, this.orgId), { continues: true }), first - 1);
+        const through = Math.min(await this.deps.reads.run(this.orgId, () => removedThroughSeq(source, this.orgId), { continues: true }), first - 1);
         if (through <= from) throw new Error(`events ${from + 1}..${first - 1} of the organization are not readable yet`);
         removed = [from + 1, through];
         if (through < first - 1) {

@@ -7,6 +7,7 @@ import type { ControlChannel } from '../bus/control-channel.js';
 import type { DataTransport } from '../bus/data-transport.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
+import type { ReadReplica } from '../db/read-replica.js';
 import { TooManyRequestsError } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
@@ -19,6 +20,8 @@ const CATCH_UP_MS = 5000;
 export interface StreamHubDeps {
   config: Config;
   db: Db;
+  /** Where replays of stored events read first (a replica within its lag bound); what it lacks is read from `db`. */
+  replica: ReadReplica;
   transport: DataTransport;
   control: ControlChannel;
   authRepo: AuthRepo;
@@ -66,6 +69,7 @@ export function createStreamHub(deps: StreamHubDeps) {
     if (!feed) {
       feed = new OrgFeed(orgId, {
         db: deps.db,
+        replica: deps.replica,
         transport: deps.transport,
         logger: deps.logger,
         metrics,

@@ -19,6 +19,7 @@ import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
 import { createMetrics, type Metrics } from '../../src/metrics/metrics.js';
 import { raiseRetentionMark } from '../../src/retention/retention-repo.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
+import { primaryOnly } from '../../src/db/read-replica.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
 import { startBareSseServer, type BareSseServer } from '../helpers/bare-sse-server.js';
@@ -71,7 +72,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
   }
 
   async function feedOf(orgId: string, replayLimit = 10_000, opts: { db?: Db; recentWindowBytes?: number; metrics?: Metrics } = {}): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db: opts.db ?? db, transport: bus.transport, logger, metrics: opts.metrics ?? createMetrics(), replayLimit, recentWindowBytes: opts.recentWindowBytes ?? 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db: opts.db ?? db, replica: primaryOnly(opts.db ?? db), transport: bus.transport, logger, metrics: opts.metrics ?? createMetrics(), replayLimit, recentWindowBytes: opts.recentWindowBytes ?? 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;
@@ -182,7 +183,7 @@ describe.each(backendNames)('OrgFeed (%s)', (backendName) => {
         return db.query(sql, params);
       },
     });
-    const feed = new OrgFeed(orgId, { db: racing, transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db: racing, replica: primaryOnly(racing), transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     const { client } = await attach(feed, 0);

@@ -18,6 +18,7 @@ import { createPgDb } from '../../src/db/pg-db.js';
 import { createPgliteDb } from '../../src/db/pglite-db.js';
 import { createMetrics } from '../../src/metrics/metrics.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
+import { primaryOnly } from '../../src/db/read-replica.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { backendNames, createTestDatabase } from '../helpers/backends.js';
 import { startBareSseServer, type BareSseServer } from '../helpers/bare-sse-server.js';
@@ -61,6 +62,7 @@ describe.each(backendNames)('replay pages bounded by bytes (%s)', (backendName) 
     const metrics = createMetrics();
     const feed = new OrgFeed(orgId, {
       db,
+      replica: primaryOnly(db),
       transport: createMemoryTransport(),
       recentWindowBytes: 0,
       logger: pino({ level: 'silent' }),
@@ -105,6 +107,7 @@ describe.each(backendNames)('replay pages bounded by bytes (%s)', (backendName) 
   it('sends every event once, in order, to a client that reads', async () => {
     const feed = new OrgFeed(orgId, {
       db,
+      replica: primaryOnly(db),
       transport: createMemoryTransport(),
       recentWindowBytes: 0,
       logger: pino({ level: 'silent' }),

@@ -16,6 +16,7 @@ import { createMetrics } from '../../src/metrics/metrics.js';
 import { raiseRetentionMark } from '../../src/retention/retention-repo.js';
 import { createOrgReadSlots } from '../../src/db/org-read-slots.js';
 import { OrgFeed } from '../../src/stream/org-feed.js';
+import { primaryOnly } from '../../src/db/read-replica.js';
 import { SseConnection } from '../../src/stream/sse-connection.js';
 import { createTestDatabase, realBackendAvailable } from '../helpers/backends.js';
 import { startBareSseServer, type BareSseServer } from '../helpers/bare-sse-server.js';
@@ -86,7 +87,7 @@ describe.runIf(realBackendAvailable)('reads from a replica behind the primary (P
   }
 
   async function feedOn(db: Db, orgId: string): Promise<OrgFeed> {
-    const feed = new OrgFeed(orgId, { db, transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
+    const feed = new OrgFeed(orgId, { db, replica: primaryOnly(db), transport: bus.transport, logger, metrics: createMetrics(), replayLimit: 10_000, recentWindowBytes: 0, reads: createOrgReadSlots({ slots: 2, queueMax: 64 }), pageMaxBytes: 1024 * 1024 });
     feeds.push(feed);
     await feed.ready;
     return feed;
