@@ -164,14 +164,6 @@ export async function countAuditEvents(db: Queryable, orgId: string, f: EventFil
   return { count: Math.min(n, cap), capped: n > cap, asOfSeq: Number(r.rows[0].seq ?? 0) };
 }
 
-/**
- * The columns an API listing or export shows of an event (of audit_events, not aliased), in the order of
- * AuditEventDbRow; metadata with its batch's shared part put back (audit_event_metadata, migration 010).
- */
-export const AUDIT_EVENT_COLUMNS = `seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms,
-  CASE WHEN context_id IS NULL THEN metadata ELSE audit_event_metadata(metadata,
-    (SELECT c.context FROM audit_contexts c WHERE c.org_id = audit_events.org_id AND c.id = audit_events.context_id)) END AS metadata`;
-
 export interface AuditEventDbRow {
   seq: number;
   type: AuditEventType;

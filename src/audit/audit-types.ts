@@ -58,13 +58,3 @@ export interface PublishedBatch {
   lastSeq: number;
   events: StreamEvent[];
 }
-
-export interface RecordResult {
-  accepted: number;
-  duplicates: number;
-  batch: PublishedBatch | null;
-  /** Sessions this write created, in order. */
-  createdSessions: string[];
-  /** True when an Idempotency-Key seen before answered with its first request's counts and nothing was stored. */
-  replayed?: boolean;
-}

@@ -107,7 +107,6 @@ export type StatsSnapshot = z.output<typeof auditStatsSchema>;
 export type AnomalyAcknowledgement = z.output<typeof anomalyAcknowledgementSchema>;
 export type Organization = z.output<typeof organizationSchema>;
 export type UserMe = z.output<typeof userMeSchema>;
-export type ApiKeyMe = z.output<typeof apiKeyMeSchema>;
 export type Me = z.output<typeof meSchema>;
 export type ApiKey = z.output<typeof apiKeySchema>;
 export type CreatedApiKey = z.output<typeof createdApiKeySchema>;

@@ -53,5 +53,3 @@ export const awslogsEnvelopeSchema = z.object({
   awslogs: z.object({ data: z.string().min(1) }),
 });
 
-export type SpecBody = z.output<typeof specBodySchema>;
-export type SubscriptionPayload = z.output<typeof subscriptionPayloadSchema>;
