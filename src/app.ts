@@ -199,7 +199,11 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerErrorHandling(app);
   registerSchemaCompilers(app);
   // Collects every route's declared schema from here on into /openapi.json.
-  await registerOpenApi(app);
+  const sources = ingestSources({
+    firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
+    otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
+  });
+  await registerOpenApi(app, sources.flatMap((s) => (s.keyHeader ? [s.keyHeader] : [])));
   // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
   let closing = false;
   app.addHook('onRequest', async () => {
@@ -248,10 +252,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,
-    sources: ingestSources({
-      firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
-      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
-    }),
+    sources,
     auth,
     eventLog,
     metrics,

@@ -31,8 +31,8 @@ export interface AuthOptions {
   scope?: Permission;
   /** Whether a login cookie is accepted (the ingest routes take API keys only). */
   cookie?: boolean;
-  /** Where the API key is read from; Firehose sends it in its own header. */
-  keyHeader?: 'authorization' | 'x-amz-firehose-access-key';
+  /** A header carrying the API key as is (lower case; a sender's own protocol header); default `Authorization: Bearer`. */
+  keyHeader?: string;
 }
 
 export function describePrincipal(p: Principal): string {
@@ -46,8 +46,8 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
   const lastTouched = new Map<string, number>();
 
   function bearer(request: FastifyRequest, header: AuthOptions['keyHeader']): string | undefined {
-    if (header === 'x-amz-firehose-access-key') {
-      const v = request.headers['x-amz-firehose-access-key'];
+    if (header !== undefined) {
+      const v = request.headers[header];
       return typeof v === 'string' ? v.trim() : undefined;
     }
     const h = request.headers.authorization;
