@@ -8,7 +8,8 @@ import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { countAuditEvents, listAuditEvents } from './audit-repo.js';
-import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from './audit-types.js';
+import { AUDIT_SOURCES } from '../contract/event-sources.js';
+import { AUDIT_EVENT_TYPES } from './audit-types.js';
 import { checkFreeText, FREE_TEXT_MAX_LENGTH } from './event-filters.js';
 import { readWithTimeout } from './query-timeout.js';
 

@@ -3,7 +3,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
-import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { AuditSource } from '../contract/event-sources.js';
 import type { ErrorBody } from '../http/error-handler.js';
 
 /**
