@@ -149,6 +149,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     transport: bus.transport,
     logger,
     sink: rowSinkFor(config.EVENT_LOG_SINK, db.kind),
+    optimisticAppend: config.EVENT_LOG_OPTIMISTIC_APPEND,
     maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
     maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
     onTransaction: (requests) => {

@@ -30,6 +30,12 @@ export function dedupeDigest(storedKey: string): Buffer {
   return createHash('sha256').update(storedKey, 'utf8').digest().subarray(0, 16);
 }
 
+/** True for the error of a row whose sender identity is stored already (the dedupe index's unique violation). */
+export function isDuplicateIdentity(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && (e.constraint === undefined || e.constraint === 'audit_events_dedupe_idx');
+}
+
 /** What a caller appends: events and, for an ingest request, its Idempotency-Key claim. */
 export interface AppendRequest {
   events: NewAuditEvent[];
@@ -127,6 +133,10 @@ function mergeUpserts(into: Map<string, SessionUpsert>, upserts: readonly Sessio
  * an earlier request) is a duplicate; an Idempotency-Key seen before stores nothing and answers its first counts (422
  * for that request alone with another body); a session created by an earlier request exists for the later ones. Seqs
  * are consecutive across requests. The records get `receivedAt`. Throws (failing all) for errors of the statements.
+ *
+ * `assumeNew`: the stored identities are not looked up; every identity is taken as new and the dedupe index refuses a
+ * stored one (a unique violation, isDuplicateIdentity), failing the transaction, which the caller then runs again
+ * without it. Between requests of the append, identities are still checked in memory.
  */
 export async function appendLocked(
   tx: Transaction,
@@ -135,6 +145,7 @@ export async function appendLocked(
   requests: readonly PreparedRequest[],
   sink: RowSink,
   receivedAt: Date,
+  assumeNew = false,
 ): Promise<{ outcomes: JobOutcome<Appended>[]; batch: PublishedBatch | null }> {
   const claims = requests.flatMap((r) => (r.idempotency ? [r.idempotency.key] : []));
   const prior: Map<string, StoredOutcome> = claims.length ? await priorOutcomes(tx, orgId, claims) : new Map();
@@ -144,7 +155,7 @@ export async function appendLocked(
   for (const r of requests) {
     if (r.idempotency && prior.has(r.idempotency.key)) continue;
     for (const p of r.fresh) {
-      if (p.digest) digests.push(p.digest);
+      if (p.digest && !assumeNew) digests.push(p.digest);
       if (p.shared) contextKeys.add(p.shared.key);
     }
     for (const s of r.sessions) sessionIds.add(s);
