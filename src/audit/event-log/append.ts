@@ -1,7 +1,7 @@
 // One append of an organization, inside its transaction: the only place seqs are assigned. Each request's events are
 // prepared before the seq lock (storable, deduplicated within the request, digests); under the lock they are checked
 // against the store, given the session rules, seqs and canonical records, and written by the row sink.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Transaction } from '../../db/db.js';
 import { applySessionRules, sessionsOf, type SessionStatus, type SessionUpsert } from '../../sessions/session-rules.js';
 import { InvalidInput } from '../../shared/domain-errors.js';
@@ -27,7 +27,7 @@ export function storedDedupeKey(key: string): string {
 
 /** The stored dedupe digest of a stored-form key: the first 16 bytes of its SHA-256 (audit_dedupe_digest, migration 006). */
 export function dedupeDigest(storedKey: string): Buffer {
-  return createHash('sha256').update(storedKey, 'utf8').digest().subarray(0, 16);
+  return hash('sha256', storedKey, 'buffer').subarray(0, 16);
 }
 
 /** True for the error of a row whose sender identity is stored already (the dedupe index's unique violation). */
@@ -49,6 +49,8 @@ interface PreparedEvent {
   key: string;
   /** Hex of the dedupe digest, for identity keys only. */
   digest: string | null;
+  /** The dedupe digest as stored (null for keys used once). */
+  digestBytes: Buffer | null;
   shared: SharedContext | null;
   /** The metadata the row keeps when `shared` is stored apart (null: all of it). */
   own: Record<string, unknown> | null;
@@ -106,7 +108,8 @@ export function prepareRequest(request: AppendRequest): PreparedRequest {
     const event = storable(key === raw.dedupeKey ? raw : { ...raw, dedupeKey: key });
     const own = event.sharedMetadata && event.metadata ? ownMetadata(event.metadata, event.sharedMetadata) : null;
     const shared = own ? sharedContextOf(event.sharedMetadata!, contexts) : null;
-    fresh.push({ event, index, key, digest: isIdentityKey(key) ? dedupeDigest(key).toString('hex') : null, shared, own });
+    const digestBytes = isIdentityKey(key) ? dedupeDigest(key) : null;
+    fresh.push({ event, index, key, digest: digestBytes && digestBytes.toString('hex'), digestBytes, shared, own });
   });
   return { inputCount: request.events.length, idempotency: request.idempotency, fresh, sessions: sessionsOf(fresh.map((p) => p.event)) };
 }
@@ -231,7 +234,7 @@ export async function appendLocked(
         receivedAtMs,
         payload: payload && payload.type !== 'tool_call' ? JSON.stringify(payload) : null,
         metadata: JSON.stringify(contextId === null ? record.metadata : own),
-        dedupeDigest: p?.digest ? Buffer.from(p.digest, 'hex') : isIdentityKey(event.dedupeKey) ? dedupeDigest(storedDedupeKey(event.dedupeKey)) : null,
+        dedupeDigest: p?.digestBytes ? p.digestBytes : isIdentityKey(event.dedupeKey) ? dedupeDigest(storedDedupeKey(event.dedupeKey)) : null,
         contextId,
       });
     });
