@@ -13,7 +13,7 @@ const EVENTS = 20_000;
 const TWINS = ['mcp-server-86594', 'mcp-server-184712'];
 
 describe.each(backendNames)('filters keep values apart (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
   let org: TestOrg;
 
   beforeAll(async () => {
