@@ -4,7 +4,6 @@ import fastifyCookie from '@fastify/cookie';
 import fastifyCors from '@fastify/cors';
 import fastifyFormbody from '@fastify/formbody';
 import fastifyRateLimit from '@fastify/rate-limit';
-import fastifySensible from '@fastify/sensible';
 import { pino, type Logger } from 'pino';
 import type { Config } from './config.js';
 import { createDb } from './db/create-db.js';
@@ -16,7 +15,6 @@ import { createOrgReadSlots, type OrgReadSlots } from './db/org-read-slots.js';
 import { createBus, type Bus } from './bus/create-bus.js';
 import { createMetrics, storedEventLabels, type Metrics } from './metrics/metrics.js';
 import { registerErrorHandling } from './http/error-handler.js';
-import { AppError } from './http/errors.js';
 import { registerHealthRoutes } from './http/health-routes.js';
 import { registerDashboardRoutes } from './http/dashboard-routes.js';
 import { registerOpenApi, registerOpenApiRoute } from './http/openapi.js';
@@ -49,6 +47,7 @@ import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
 import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
 import { createProxyFeature, type AppendEvents, type ProxyFeature } from './proxy/proxy-feature.js';
+import { Unavailable } from './shared/domain-errors.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -163,6 +162,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     transport: bus.transport,
     logger,
     sink: rowSinkFor(config.EVENT_LOG_SINK, db.kind),
+    optimisticAppend: config.EVENT_LOG_OPTIMISTIC_APPEND,
     maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
     maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
     onTransaction: (requests) => {
@@ -214,13 +214,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerErrorHandling(app);
   registerSchemaCompilers(app);
   // Collects every route's declared schema from here on into /openapi.json.
-  await registerOpenApi(app);
+  const sources = ingestSources({
+    firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
+    otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
+  });
+  await registerOpenApi(app, sources.flatMap((s) => (s.keyHeader ? [s.keyHeader] : [])));
   // Once shutdown starts, new requests (on kept-alive connections) are refused so clients retry on another instance.
   let closing = false;
   app.addHook('onRequest', async () => {
-    if (closing) throw new AppError(503, 'shutting_down', 'this instance is shutting down; retry on another', { retryAfterSeconds: 1 });
+    if (closing) throw new Unavailable('this instance is shutting down; retry on another', { code: 'shutting_down', retryAfterSeconds: 1 });
   });
-  await app.register(fastifySensible);
   await app.register(fastifyCookie);
   await app.register(fastifyFormbody, { bodyLimit: config.BODY_LIMIT_BYTES });
   await app.register(fastifyCors, {
@@ -264,10 +267,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   await app.register(ingestPlugin, {
     prefix: INGEST_PREFIX,
-    sources: ingestSources({
-      firehoseMaxRecords: config.FIREHOSE_MAX_RECORDS,
-      otlp: { types: otlpTypes, maxSpans: config.OTLP_MAX_SPANS_PER_EXPORT, maxLogRecords: config.OTLP_MAX_LOG_RECORDS_PER_EXPORT, maxMessages: config.OTLP_MAX_MESSAGES_PER_EXPORT },
-    }),
+    sources,
     auth,
     eventLog,
     metrics,

@@ -94,6 +94,11 @@ export const configSchema = z.object({
    * faster of the two on the backend in use (docs/performance.md).
    */
   EVENT_LOG_SINK: z.enum(['auto', 'copy', 'insert']).default('auto'),
+  /**
+   * Appends write their rows without first looking up which sender identities are stored; only when the dedupe index
+   * refuses one is the transaction run again with the lookup (the answer is the same either way).
+   */
+  EVENT_LOG_OPTIMISTIC_APPEND: bool(true),
   STATS_QUERY_TIMEOUT_MS: int(5000, 1, 600_000),
   /**
    * Most bytes one page of stored events holds (listing, export, stream replay and gap filling): a page ends early,

@@ -25,7 +25,14 @@ const AWSLOGS_BODIES = 300;
 const COPY_MAX_ROWS = 400_000;
 const TABLE_COLUMNS = 'org_id, seq, occurred_at, received_at, source, type, server_id, session_id, tool_name, action, latency_ms, payload, metadata, dedupe_key, context_id';
 
-export type Sink = 'copy' | 'insert';
+/** A row sink (EVENT_LOG_SINK); `copy-checked`: the COPY sink with identities looked up before every append (EVENT_LOG_OPTIMISTIC_APPEND=false). */
+export type Sink = 'copy' | 'insert' | 'copy-checked';
+
+const SINK_ENV: Record<Sink, Record<string, string>> = {
+  copy: { EVENT_LOG_SINK: 'copy' },
+  insert: { EVENT_LOG_SINK: 'insert' },
+  'copy-checked': { EVENT_LOG_SINK: 'copy', EVENT_LOG_OPTIMISTIC_APPEND: 'false' },
+};
 
 export interface IngestResult {
   workload: 'awslogs' | 'plain';
@@ -133,7 +140,7 @@ async function runIngestTrial(ctx: RunContext, trial: number, opts: TrialOptions
   const db = await createDatabase();
   const csv = path.join(TMP, `copy-${db.name}.csv`);
   try {
-    const env = serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken, opts.sink ? { EVENT_LOG_SINK: opts.sink } : {});
+    const env = serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken, opts.sink ? SINK_ENV[opts.sink] : {});
     const svc = await startServer(`ingest-${opts.workload}-${opts.sink ?? 'default'}-${trial + 1}`, ctx.entry.args, env);
     let done: SenderDone[];
     let serviceCpu = 0;

@@ -3,10 +3,10 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
-import { ForbiddenError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { anomalySettingsSchema, settingsPatchSchema, type AnomalySettings } from './anomaly-schemas.js';
 import { readSettings, updateSettings } from './settings-repo.js';
+import { Forbidden } from '../shared/domain-errors.js';
 
 export interface SettingsRouteDeps {
   db: Db;
@@ -18,7 +18,7 @@ export interface SettingsRouteDeps {
 async function requireSettingsWrite(request: FastifyRequest): Promise<void> {
   const { principal, scopes } = authOf(request);
   const needed = principal.type === 'user' ? 'org:admin' : 'sessions:write';
-  if (!scopes.includes(needed)) throw new ForbiddenError(`missing permission ${needed}`, 'missing_scope');
+  if (!scopes.includes(needed)) throw new Forbidden(`missing permission ${needed}`, 'missing_scope');
 }
 
 export function registerSettingsRoutes(fastify: FastifyInstance, deps: SettingsRouteDeps) {

@@ -3,7 +3,8 @@ import type { Queryable } from '../db/db.js';
 import type { AuditEventRow } from '../contract/api-rows.js';
 import type { StreamPayload } from '../contract/stream-payloads.js';
 export type { AuditEventRow } from '../contract/api-rows.js';
-import type { AuditEventType, AuditSource, StreamEvent, StreamEventType } from './audit-types.js';
+import type { AuditSource } from '../contract/event-sources.js';
+import type { AuditEventType, StreamEvent, StreamEventType } from './audit-types.js';
 import { STREAM_EVENT_TYPES } from './audit-types.js';
 import { readBytePage, streamedEventBytesSql } from './byte-pages.js';
 import { fieldConditions, timeConditions, type EventFilter } from './event-filters.js';
@@ -163,14 +164,6 @@ export async function countAuditEvents(db: Queryable, orgId: string, f: EventFil
   const n = Number(r.rows[0].n);
   return { count: Math.min(n, cap), capped: n > cap, asOfSeq: Number(r.rows[0].seq ?? 0) };
 }
-
-/**
- * The columns an API listing or export shows of an event (of audit_events, not aliased), in the order of
- * AuditEventDbRow; metadata with its batch's shared part put back (audit_event_metadata, migration 010).
- */
-export const AUDIT_EVENT_COLUMNS = `seq, type, source, occurred_at, received_at, server_id, session_id, tool_name, action, latency_ms,
-  CASE WHEN context_id IS NULL THEN metadata ELSE audit_event_metadata(metadata,
-    (SELECT c.context FROM audit_contexts c WHERE c.org_id = audit_events.org_id AND c.id = audit_events.context_id)) END AS metadata`;
 
 export interface AuditEventDbRow {
   seq: number;

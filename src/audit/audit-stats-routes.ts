@@ -6,10 +6,10 @@ import { authOf, type Authenticator } from '../auth/authenticate.js';
 import { auditStatsSchema } from '../contract/api-rows.js';
 import type { ReadReplica } from '../db/read-replica.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
-import { AppError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { readAuditStats, type AuditStats } from './audit-stats-repo.js';
 import { bucketRange, STATS_WINDOW_NAMES, STATS_WINDOWS, type StatsWindow } from './stats-windows.js';
+import { Unavailable } from '../shared/domain-errors.js';
 
 /** Strict: an unknown parameter (e.g. `window[]=`) is a 400 naming it. */
 export const statsQuerySchema = z.strictObject({
@@ -54,7 +54,7 @@ export function registerAuditStatsRoutes(fastify: FastifyInstance, deps: StatsRo
       return { ...stats, from: range.fromMs, to: range.toMs };
     } catch (err) {
       if ((err as { code?: string }).code === '57014') {
-        throw new AppError(503, 'stats_timeout', `the figures took longer than ${deps.queryTimeoutMs} ms to compute; retry later`, { retryAfterSeconds: 5 });
+        throw new Unavailable(`the figures took longer than ${deps.queryTimeoutMs} ms to compute; retry later`, { code: 'stats_timeout', retryAfterSeconds: 5 });
       }
       throw err;
     }

@@ -1,8 +1,6 @@
 // Shapes of audit events going into the store and coming out to the stream.
+import type { AuditSource } from '../contract/event-sources.js';
 import type { AnomalyPayload, SessionUpdatePayload, StreamPayload } from '../contract/stream-payloads.js';
-
-export const AUDIT_SOURCES = ['raw', 'cloudwatch', 'firehose', 'datadog', 'otlp', 'system', 'operator', 'proxy'] as const;
-export type AuditSource = (typeof AUDIT_SOURCES)[number];
 
 /** Event types stored. Only tool_call, anomaly and session_update are streamed; `log` is an ingested entry with no tool name. */
 export const AUDIT_EVENT_TYPES = ['tool_call', 'anomaly', 'session_update', 'log'] as const;
@@ -57,14 +55,4 @@ export interface PublishedBatch {
   firstSeq: number;
   lastSeq: number;
   events: StreamEvent[];
-}
-
-export interface RecordResult {
-  accepted: number;
-  duplicates: number;
-  batch: PublishedBatch | null;
-  /** Sessions this write created, in order. */
-  createdSessions: string[];
-  /** True when an Idempotency-Key seen before answered with its first request's counts and nothing was stored. */
-  replayed?: boolean;
 }

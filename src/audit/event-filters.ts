@@ -52,8 +52,8 @@ export function fieldConditions(f: EventFilter, org: string, where: string[], pa
     params.push(v);
     where.push(sql.replace('?', `$${params.length}`));
   };
-  // A column whose index is keyed by a function of the value (the server, session and tool indexes by audit_key_hash,
-  // migration 011; the source index by audit_source_code, migration 010): the value and its key are both stated.
+  // A column whose index is keyed by a hash of the value (the server, session, tool and source indexes by
+  // audit_key_hash, migrations 011 and 046): the value and its key are both stated.
   const keyed = (column: string, key: string, v: string) => {
     add(`${column} = ?`, v);
     where.push(`${key}(${column}) = ${key}($${params.length}::text)`);
@@ -63,7 +63,7 @@ export function fieldConditions(f: EventFilter, org: string, where: string[], pa
   if (f.sessionId) keyed('session_id', 'audit_key_hash', f.sessionId);
   if (f.toolName) keyed('tool_name', 'audit_key_hash', f.toolName);
   if (f.action) add('action = ?', f.action);
-  if (f.source) keyed('source', 'audit_source_code', f.source);
+  if (f.source) keyed('source', 'audit_key_hash', f.source);
   // Each word in the row's fields and own metadata (the raw message, trace id, parsed fields...), or in the shared
   // metadata of its log batch (log group, stream: audit_contexts, few per organization).
   for (const word of freeTextWords(f.q).slice(0, FREE_TEXT_MAX_WORDS)) {

@@ -1,6 +1,6 @@
 // Runs reads under a Postgres statement_timeout; a read that takes longer answers 503 with Retry-After instead of holding a connection.
 import type { Db, Queryable } from '../db/db.js';
-import { AppError } from '../http/errors.js';
+import { Unavailable } from '../shared/domain-errors.js';
 
 /** Runs `read` in a transaction whose statements may each run at most `timeoutMs`; past it, 503 `code`. */
 export async function readWithTimeout<T>(db: Db, timeoutMs: number, code: string, what: string, read: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -11,7 +11,7 @@ export async function readWithTimeout<T>(db: Db, timeoutMs: number, code: string
     });
   } catch (err) {
     if ((err as { code?: string }).code === '57014') {
-      throw new AppError(503, code, `${what} took longer than ${timeoutMs} ms; narrow the query (a shorter time range, a field filter) or retry later`, { retryAfterSeconds: 5 });
+      throw new Unavailable(`${what} took longer than ${timeoutMs} ms; narrow the query (a shorter time range, a field filter) or retry later`, { code: code, retryAfterSeconds: 5 });
     }
     throw err;
   }

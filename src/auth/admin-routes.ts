@@ -9,12 +9,13 @@ import { createdOrgBody, createdUserBody, createKeyBody, createOrgBody, createUs
 import type { ApiKeyService } from './api-keys.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { safeEqual, sha256Hex } from './tokens.js';
+import { Conflict, NotFound, Unauthenticated } from '../shared/domain-errors.js';
 
 export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: string; repo: AuthRepo; keys: ApiKeyService; hasher: PasswordHasher }) {
   const expected = sha256Hex(deps.adminToken);
   const requireAdmin = async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw app.httpErrors.unauthorized('admin token required');
+    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new Unauthenticated('admin token required');
   };
   const security = SECURITY.admin;
 
@@ -44,7 +45,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       async (request, reply) => {
         const { orgId } = request.params;
         const body = request.body;
-        if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
+        if (!(await deps.repo.getOrg(orgId))) throw new NotFound('organization not found');
         let user = await deps.repo.findUserByEmail(body.email);
         if (user) {
           // An existing user joins another organization; the password is not changed through this route.
@@ -52,7 +53,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
           return reply.code(201).send({ id: user.id, email: user.email, role: body.role, existing: true });
         }
         const created = await deps.repo.createUser(body.email, await deps.hasher.hash(body.password)).catch((err: { code?: string }) => {
-          if (err.code === '23505') throw app.httpErrors.conflict('a user with that email already exists');
+          if (err.code === '23505') throw new Conflict('a user with that email already exists');
           throw err;
         });
         user = { ...created, password_hash: '' };
@@ -66,7 +67,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       { schema: { summary: 'Create an API key (operator)', security, params: orgIdParam, body: createKeyBody, response: withErrors({ 201: createdApiKeySchema }) } },
       async (request, reply) => {
         const { orgId } = request.params;
-        if (!(await deps.repo.getOrg(orgId))) throw app.httpErrors.notFound('organization not found');
+        if (!(await deps.repo.getOrg(orgId))) throw new NotFound('organization not found');
         const key = await deps.keys.issue(orgId, request.body.name, request.body.scopes);
         return reply.code(201).send(key);
       },
@@ -76,7 +77,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: { adminToken: st
       '/api/v1/admin/api-keys/:id',
       { schema: { summary: 'Revoke an API key (operator)', security, params: uuidParam, response: withErrors({ 204: z.undefined() }) } },
       async (request, reply) => {
-        if (!(await deps.keys.revoke(request.params.id))) throw app.httpErrors.notFound('API key not found');
+        if (!(await deps.keys.revoke(request.params.id))) throw new NotFound('API key not found');
         return reply.code(204).send();
       },
     );

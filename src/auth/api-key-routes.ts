@@ -8,6 +8,7 @@ import type { AuthRepo } from './auth-repo.js';
 import { authOf, type Authenticator } from './authenticate.js';
 import { createKeyBody, uuidParam } from './auth-schemas.js';
 import { publicKey, type ApiKeyService } from './api-keys.js';
+import { NotFound } from '../shared/domain-errors.js';
 
 export function registerApiKeyRoutes(fastify: FastifyInstance, deps: { auth: Authenticator; repo: AuthRepo; keys: ApiKeyService }) {
   const app = fastify.withTypeProvider<ZodTypeProvider>();
@@ -35,7 +36,7 @@ export function registerApiKeyRoutes(fastify: FastifyInstance, deps: { auth: Aut
     '/api/v1/api-keys/:id',
     { onRequest: admin, schema: { summary: 'Revoke an API key', security: SECURITY.cookie, params: uuidParam, response: withErrors({ 204: z.undefined() }) } },
     async (request, reply) => {
-      if (!(await deps.keys.revoke(request.params.id, authOf(request).orgId))) throw app.httpErrors.notFound('API key not found');
+      if (!(await deps.keys.revoke(request.params.id, authOf(request).orgId))) throw new NotFound('API key not found');
       return reply.code(204).send();
     },
   );

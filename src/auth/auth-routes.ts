@@ -5,7 +5,6 @@ import { z } from 'zod';
 import type { ControlChannel } from '../bus/control-channel.js';
 import type { Config } from '../config.js';
 import { meSchema, userMeSchema, type UserMe } from '../contract/api-rows.js';
-import { ForbiddenError, TooManyRequestsError, UnauthorizedError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import type { AuthRepo } from './auth-repo.js';
 import { authOf, SESSION_COOKIE, type Authenticator } from './authenticate.js';
@@ -14,6 +13,7 @@ import { normalizeEmail } from './emails.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { DUMMY_PASSWORD_HASH } from './passwords.js';
 import { newLoginToken, sha256Hex } from './tokens.js';
+import { Forbidden, RateLimited, Unauthenticated } from '../shared/domain-errors.js';
 
 export interface AuthRouteDeps {
   config: Config;
@@ -48,7 +48,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
     const origin = request.headers.origin;
     if (!origin) return;
     if (origin !== `${request.protocol}://${request.host}` && !config.CORS_ORIGINS.includes(origin)) {
-      throw new ForbiddenError(`origin ${origin} is not allowed`, 'origin_not_allowed');
+      throw new Forbidden(`origin ${origin} is not allowed`, 'origin_not_allowed');
     }
   }
 
@@ -61,7 +61,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
   });
   const limitPerAddress = async (request: FastifyRequest) => {
     const r = await perAddress(request);
-    if (!r.isAllowed && r.isExceeded) throw new TooManyRequestsError(`too many sign-in attempts from this address; retry in ${r.ttlInSeconds} s`, r.ttlInSeconds);
+    if (!r.isAllowed && r.isExceeded) throw new RateLimited(`too many sign-in attempts from this address; retry in ${r.ttlInSeconds} s`, r.ttlInSeconds);
   };
 
   app.post(
@@ -87,7 +87,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
       const body = request.body;
       const user = await repo.findUserByEmail(body.email);
       const ok = await deps.hasher.verify(body.password, user?.password_hash ?? DUMMY_PASSWORD_HASH);
-      if (!user || !ok) throw new UnauthorizedError('wrong email or password');
+      if (!user || !ok) throw new Unauthenticated('wrong email or password');
       const orgs = await repo.memberships(user.id);
       const token = newLoginToken();
       const expires = new Date(Date.now() + config.SESSION_TTL_HOURS * 3600_000);
@@ -104,7 +104,7 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
       const session = await repo.findLoginSession(sha256Hex(token));
       if (session) {
         // Signing out is a cookie-authenticated write like any other: it needs our own (or a listed) Origin.
-        if (!request.headers.origin) throw new ForbiddenError('cookie-authenticated requests that change state need an Origin header', 'origin_required');
+        if (!request.headers.origin) throw new Forbidden('cookie-authenticated requests that change state need an Origin header', 'origin_required');
         checkLoginOrigin(request);
         await repo.deleteLoginSession(session.id);
         await deps.control.publish({ kind: 'end_login', loginSessionId: session.id }).catch(() => undefined);
@@ -125,15 +125,15 @@ export function registerAuthRoutes(fastify: FastifyInstance, deps: AuthRouteDeps
   });
 
   const cookieOnly = async (request: FastifyRequest) => {
-    if (authOf(request).principal.type !== 'user') throw new ForbiddenError('only browser logins have an active organization', 'cookie_only');
+    if (authOf(request).principal.type !== 'user') throw new Forbidden('only browser logins have an active organization', 'cookie_only');
   };
   const activeOrgSchema = { summary: 'Switch the active organization', security: SECURITY.cookie, body: activeOrgBody, response: withErrors({ 200: userMeSchema }) };
   app.put('/api/v1/auth/active-organization', { onRequest: [deps.auth.require(), cookieOnly], schema: activeOrgSchema }, async (request) => {
     const auth = authOf(request);
-    if (auth.principal.type !== 'user') throw new ForbiddenError('only browser logins have an active organization', 'cookie_only');
+    if (auth.principal.type !== 'user') throw new Forbidden('only browser logins have an active organization', 'cookie_only');
     const body = request.body;
     const orgs = await repo.memberships(auth.principal.id);
-    if (!orgs.some((o) => o.org_id === body.organizationId)) throw new ForbiddenError('you are not a member of that organization', 'not_a_member');
+    if (!orgs.some((o) => o.org_id === body.organizationId)) throw new Forbidden('you are not a member of that organization', 'not_a_member');
     await repo.setActiveOrg(auth.principal.loginSessionId, body.organizationId);
     return meBody(repo, { id: auth.principal.id, email: auth.principal.email }, body.organizationId);
   });

@@ -1,9 +1,9 @@
 // Resolves a request's credentials (API key or login cookie) to {orgId, principal, scopes}; the one auth hook of every route.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
-import { ForbiddenError, UnauthorizedError } from '../http/errors.js';
 import type { AuthRepo, Role } from './auth-repo.js';
 import { looksLikeApiKey, safeEqual, sha256Hex, type Scope } from './tokens.js';
+import { Forbidden, Unauthenticated } from '../shared/domain-errors.js';
 
 export const SESSION_COOKIE = 'audit_stream_session';
 
@@ -31,8 +31,8 @@ export interface AuthOptions {
   scope?: Permission;
   /** Whether a login cookie is accepted (the ingest routes take API keys only). */
   cookie?: boolean;
-  /** Where the API key is read from; Firehose sends it in its own header. */
-  keyHeader?: 'authorization' | 'x-amz-firehose-access-key';
+  /** A header carrying the API key as is (lower case; a sender's own protocol header); default `Authorization: Bearer`. */
+  keyHeader?: string;
 }
 
 export function describePrincipal(p: Principal): string {
@@ -46,22 +46,22 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
   const lastTouched = new Map<string, number>();
 
   function bearer(request: FastifyRequest, header: AuthOptions['keyHeader']): string | undefined {
-    if (header === 'x-amz-firehose-access-key') {
-      const v = request.headers['x-amz-firehose-access-key'];
+    if (header !== undefined) {
+      const v = request.headers[header];
       return typeof v === 'string' ? v.trim() : undefined;
     }
     const h = request.headers.authorization;
     if (!h) return undefined;
     const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
-    if (!m) throw new UnauthorizedError('Authorization header must be "Bearer <API key>"');
+    if (!m) throw new Unauthenticated('Authorization header must be "Bearer <API key>"');
     return m[1];
   }
 
   async function fromApiKey(key: string): Promise<AuthContext> {
-    if (!looksLikeApiKey(key)) throw new UnauthorizedError('invalid API key');
+    if (!looksLikeApiKey(key)) throw new Unauthenticated('invalid API key');
     const hash = sha256Hex(key);
     const row = await repo.findApiKeyByHash(hash);
-    if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at) throw new UnauthorizedError('invalid or revoked API key');
+    if (!row || !safeEqual(row.key_hash, hash) || row.revoked_at) throw new Unauthenticated('invalid or revoked API key');
     const now = Date.now();
     if ((lastTouched.get(row.id) ?? 0) < now - TOUCH_INTERVAL_MS) {
       lastTouched.set(row.id, now);
@@ -76,10 +76,10 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
     const token = request.cookies?.[SESSION_COOKIE];
     if (!token) return undefined;
     const session = await repo.findLoginSession(sha256Hex(token));
-    if (!session || new Date(session.expires_at).getTime() <= Date.now()) throw new UnauthorizedError('login session expired; sign in again');
+    if (!session || new Date(session.expires_at).getTime() <= Date.now()) throw new Unauthenticated('login session expired; sign in again');
     const memberships = await repo.memberships(session.user_id);
     const active = memberships.find((m) => m.org_id === session.active_org_id) ?? memberships[0];
-    if (!active) throw new ForbiddenError('this user belongs to no organization', 'no_organization');
+    if (!active) throw new Forbidden('this user belongs to no organization', 'no_organization');
     const scopes: Permission[] = ['events:read', 'sessions:write'];
     if (active.role === 'admin') scopes.push('org:admin');
     return {
@@ -92,9 +92,9 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
   function checkOrigin(request: FastifyRequest): void {
     if (!UNSAFE.has(request.method)) return;
     const origin = request.headers.origin;
-    if (!origin) throw new ForbiddenError('cookie-authenticated requests that change state need an Origin header', 'origin_required');
+    if (!origin) throw new Forbidden('cookie-authenticated requests that change state need an Origin header', 'origin_required');
     const own = `${request.protocol}://${request.host}`;
-    if (origin !== own && !config.CORS_ORIGINS.includes(origin)) throw new ForbiddenError(`origin ${origin} is not allowed`, 'origin_not_allowed');
+    if (origin !== own && !config.CORS_ORIGINS.includes(origin)) throw new Forbidden(`origin ${origin} is not allowed`, 'origin_not_allowed');
   }
 
   /** Resolves credentials without enforcing a scope; throws 401 when there are none or they are bad. */
@@ -108,7 +108,7 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
         return ctx;
       }
     }
-    throw new UnauthorizedError(opts.cookie === false ? 'an API key is required (Authorization: Bearer ask_...)' : 'sign in or send an API key');
+    throw new Unauthenticated(opts.cookie === false ? 'an API key is required (Authorization: Bearer ask_...)' : 'sign in or send an API key');
   }
 
   /** An onRequest hook that authenticates and checks the permission, setting request.auth (before any body is read). */
@@ -116,7 +116,7 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
     return async (request: FastifyRequest, _reply: FastifyReply) => {
       const ctx = await resolve(request, opts);
       if (opts.scope && !ctx.scopes.includes(opts.scope)) {
-        throw new ForbiddenError(`missing permission ${opts.scope}`, 'missing_scope');
+        throw new Forbidden(`missing permission ${opts.scope}`, 'missing_scope');
       }
       request.auth = ctx;
     };
@@ -128,6 +128,6 @@ export function createAuthenticator(config: Config, repo: AuthRepo) {
 export type Authenticator = ReturnType<typeof createAuthenticator>;
 
 export function authOf(request: FastifyRequest): AuthContext {
-  if (!request.auth) throw new UnauthorizedError();
+  if (!request.auth) throw new Unauthenticated();
   return request.auth;
 }

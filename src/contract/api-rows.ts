@@ -1,7 +1,8 @@
 // The rows the HTTP API answers with and the dashboard reads: zod schemas (the routes' response schemas) and their types.
 import { z } from 'zod';
 import { ACTION_KEYS } from '../audit/action-keys.js';
-import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from '../audit/audit-types.js';
+import { AUDIT_EVENT_TYPES } from '../audit/audit-types.js';
+import { AUDIT_SOURCES } from './event-sources.js';
 import { STATS_WINDOW_NAMES, type StatsWindow } from '../audit/stats-windows.js';
 import { SCOPES } from '../auth/tokens.js';
 import { anomalyPayloadSchema } from './stream-payloads.js';
@@ -107,7 +108,6 @@ export type StatsSnapshot = z.output<typeof auditStatsSchema>;
 export type AnomalyAcknowledgement = z.output<typeof anomalyAcknowledgementSchema>;
 export type Organization = z.output<typeof organizationSchema>;
 export type UserMe = z.output<typeof userMeSchema>;
-export type ApiKeyMe = z.output<typeof apiKeyMeSchema>;
 export type Me = z.output<typeof meSchema>;
 export type ApiKey = z.output<typeof apiKeySchema>;
 export type CreatedApiKey = z.output<typeof createdApiKeySchema>;

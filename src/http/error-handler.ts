@@ -1,12 +1,10 @@
 // The one error handler: every non-2xx answer is {statusCode, error, message, code[, issues]}.
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { HttpError } from '@fastify/sensible';
 import { ZodError } from 'zod';
 import { isStorageUnavailable } from '../db/db.js';
-import { DomainError, type DomainErrorKind } from '../shared/domain-errors.js';
+import { DomainError, type DomainErrorKind, type IssueDetail } from '../shared/domain-errors.js';
 import { zodIssues } from '../shared/zod-issues.js';
-import { AppError, type IssueDetail } from './errors.js';
 
 export interface ErrorBody {
   statusCode: number;
@@ -30,29 +28,18 @@ const FASTIFY_CODES: Record<string, [number, string]> = {
   FST_ERR_ASYNC_CONSTRAINT: [400, 'invalid_request'],
 };
 
-/** Status and default code of each domain error kind. */
+/** The one mapping to HTTP: status and default code of each domain error kind (src/shared/domain-errors.ts). */
 const DOMAIN_ANSWERS: Record<DomainErrorKind, [number, string]> = {
   invalid_input: [400, 'invalid_request'],
+  unauthenticated: [401, 'unauthorized'],
+  forbidden: [403, 'forbidden'],
   too_large: [413, 'payload_too_large'],
+  unsupported_type: [415, 'unsupported_media_type'],
   not_found: [404, 'not_found'],
   conflict: [409, 'conflict'],
   unprocessable: [422, 'unprocessable'],
   rate_limited: [429, 'too_many_requests'],
   unavailable: [503, 'unavailable'],
-};
-
-/** Codes of the errors routes create with @fastify/sensible's helpers (`app.httpErrors.notFound(...)`), by status. */
-const STATUS_CODE_NAMES: Record<number, string> = {
-  400: 'invalid_request',
-  401: 'unauthorized',
-  403: 'forbidden',
-  404: 'not_found',
-  409: 'conflict',
-  413: 'payload_too_large',
-  415: 'unsupported_media_type',
-  422: 'unprocessable',
-  429: 'too_many_requests',
-  503: 'unavailable',
 };
 
 /** The code and message of a request part that does not match its route's schema, by Fastify's name of the part. */
@@ -99,15 +86,6 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
     if (err.options.issues) extra.issues = err.options.issues;
     if (err.options.details) Object.assign(extra, err.options.details);
     return { body: errorBody(status, err.options.code ?? code, err.message, extra), retryAfter: err.options.retryAfterSeconds };
-  }
-  if (err instanceof HttpError && err.statusCode < 500) {
-    return { body: errorBody(err.statusCode, STATUS_CODE_NAMES[err.statusCode] ?? 'invalid_request', err.message) };
-  }
-  if (err instanceof AppError) {
-    const extra: Partial<ErrorBody> = {};
-    if (err.extra.issues) extra.issues = err.extra.issues;
-    if (err.extra.details) Object.assign(extra, err.extra.details);
-    return { body: errorBody(err.statusCode, err.code, err.message, extra), retryAfter: err.extra.retryAfterSeconds };
   }
   if (err instanceof ZodError) {
     return { body: errorBody(400, 'invalid_body', 'request body is invalid', { issues: zodIssues(err) }) };

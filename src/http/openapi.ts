@@ -76,7 +76,8 @@ function withoutUnusedSchemas(transformObject: TransformObject): TransformObject
 }
 
 /** Registers the document collector; call it before any route is registered, and the route once they all are. */
-export async function registerOpenApi(app: FastifyInstance): Promise<void> {
+/** `keyHeaders`: the headers ingest sources read API keys from (each becomes an apiKey security scheme of that name). */
+export async function registerOpenApi(app: FastifyInstance, keyHeaders: readonly string[] = []): Promise<void> {
   // Schemas named here are written once under components.schemas and referenced.
   const schemaRegistry = z.registry<{ id?: string }>();
   schemaRegistry.add(errorBodySchema, { id: 'Error' });
@@ -96,7 +97,8 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           apiKey: { type: 'http', scheme: 'bearer', description: 'API key (ask_...)' },
           cookie: { type: 'apiKey', in: 'cookie', name: 'audit_stream_session' },
           admin: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN' },
-          firehoseKey: { type: 'apiKey', in: 'header', name: 'X-Amz-Firehose-Access-Key' },
+          // Senders that carry the API key in a header of their own protocol (an ingest source's keyHeader).
+          ...Object.fromEntries(keyHeaders.map((h) => [h, { type: 'apiKey', in: 'header', name: h }])),
         },
       },
     },

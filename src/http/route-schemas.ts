@@ -20,7 +20,6 @@ export const SECURITY = {
   cookie: [{ cookie: [] }],
   apiKey: [{ apiKey: [] }],
   admin: [{ admin: [] }],
-  firehoseKey: [{ firehoseKey: [] }],
   none: [],
 } as const satisfies Record<string, readonly Record<string, readonly string[]>[]>;
 

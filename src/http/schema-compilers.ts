@@ -2,7 +2,7 @@
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import { validatorCompiler } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from './errors.js';
+import { InvalidInput } from '../shared/domain-errors.js';
 
 /** API routes whose query is checked against what they declare (a route declaring none takes no parameter). */
 const STRICT_QUERY_PREFIX = '/api/v1/';
@@ -18,10 +18,9 @@ function declaredParams(schema: unknown): string[] | null {
 }
 
 /** A 400 naming, as its issues' paths, every query parameter the route does not take (the one error shape of invalid_query). */
-export function unknownParamsError(unknown: string[]): AppError {
-  return new AppError(400, 'invalid_query', 'query is invalid', {
-    issues: unknown.map((name) => ({ path: name, message: 'is not a parameter of this route' })),
-  });
+export function unknownParamsError(unknown: string[]): InvalidInput {
+  const issues = unknown.map((name) => ({ path: name, message: 'is not a parameter of this route' }));
+  return new InvalidInput('query is invalid', issues, 'invalid_query');
 }
 
 export function registerSchemaCompilers(app: FastifyInstance): void {

@@ -1,6 +1,7 @@
 // Request body decoding: gzip/deflate Content-Encoding (bounded by the body limit) for ingest routes, and the app's NDJSON/text parsers.
 import { createGunzip, createInflate } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
+import { UnsupportedType } from '../shared/domain-errors.js';
 
 /**
  * preParsing hook: decompresses gzip/deflate bodies. Fastify applies bodyLimit to the stream returned here, so a gzip
@@ -12,7 +13,7 @@ export const decodeContentEncoding: preParsingAsyncHookHandler = async (request:
   let decoder;
   if (enc === 'gzip' || enc === 'x-gzip') decoder = createGunzip();
   else if (enc === 'deflate') decoder = createInflate();
-  else throw request.server.httpErrors.unsupportedMediaType(`unsupported Content-Encoding ${enc.slice(0, 40)}; use gzip, deflate or none`);
+  else throw new UnsupportedType(`unsupported Content-Encoding ${enc.slice(0, 40)}; use gzip, deflate or none`);
   // A truncated or corrupt stream surfaces as a 400 from the parser.
   decoder.on('error', (err: Error & { statusCode?: number; code?: string }) => {
     err.statusCode = 400;

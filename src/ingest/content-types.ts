@@ -1,6 +1,6 @@
 // Content types of the ingest routes: the 415 check (before the body is read) and one body parser per BodyKind.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { InvalidInput, TooLarge } from '../shared/domain-errors.js';
+import { InvalidInput, TooLarge, UnsupportedType } from '../shared/domain-errors.js';
 import { gunzipBounded, isGzip } from './compression.js';
 import type { BodyKind } from './ingest-source.js';
 import { parseJsonBytes } from './json-text.js';
@@ -39,7 +39,7 @@ export function requireContentType(allowed: readonly string[]) {
   return async (request: FastifyRequest, _reply: FastifyReply) => {
     const type = mediaTypeOf(request);
     if (!allowed.includes(type)) {
-      throw request.server.httpErrors.unsupportedMediaType(`Content-Type ${type ? type.slice(0, 80) : '(none)'} is not accepted here; send ${allowed.join(', ')}`);
+      throw new UnsupportedType(`Content-Type ${type ? type.slice(0, 80) : '(none)'} is not accepted here; send ${allowed.join(', ')}`);
     }
   };
 }

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { IdempotencyClaim } from '../audit/ingest-requests-repo.js';
-import { BadRequestError } from '../http/errors.js';
+import { InvalidInput } from '../shared/domain-errors.js';
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** Longest Idempotency-Key accepted. */
@@ -19,7 +19,7 @@ export function idempotencyKeyOf(request: FastifyRequest): string | null {
   const value = Array.isArray(raw) ? null : raw.trim();
   const key = value !== null && value.length >= 2 && value.startsWith('"') && value.endsWith('"') ? value.slice(1, -1) : value;
   if (key === null || key.length === 0 || key.length > MAX_IDEMPOTENCY_KEY_LENGTH || !KEY.test(key)) {
-    throw new BadRequestError('Idempotency-Key must be one value of 1 to 200 visible ASCII characters', [{ path: 'headers.idempotency-key', message: 'invalid' }]);
+    throw new InvalidInput('Idempotency-Key must be one value of 1 to 200 visible ASCII characters', [{ path: 'headers.idempotency-key', message: 'invalid' }]);
   }
   return key;
 }

@@ -74,7 +74,7 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
           answer: source.answerSchema,
           error: source.errorSchema,
           documentedBody: source.documentedBody,
-          security: source.keyHeader ? SECURITY.firehoseKey : SECURITY.apiKey,
+          security: source.keyHeader ? [{ [source.keyHeader]: [] }] : SECURITY.apiKey,
         }),
         ...(source.formatError ? { errorHandler: sourceErrorHandler(source) } : {}),
       },

@@ -3,9 +3,9 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import type { ZodType } from 'zod';
-import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { AuditSource } from '../contract/event-sources.js';
 import type { ErrorBody } from '../http/error-handler.js';
-import type { OtlpSettings } from './otlp/otlp-source.js';
 
 /**
  * How a body of one content type reaches `toEvents` (after Content-Encoding decoding and the body limit):
@@ -90,8 +90,11 @@ export interface IngestSource {
   paths: readonly string[];
   /** Accepted media types and how each body is read; any other Content-Type (or none) is a 415 naming these. */
   accepts: Readonly<Record<string, BodyKind>>;
-  /** Where the API key is read from: `Authorization: Bearer` unless the sender has its own header. */
-  keyHeader?: 'x-amz-firehose-access-key';
+  /**
+   * The sender's own header carrying the API key as is (lower case, e.g. an access-key header its protocol defines);
+   * default `Authorization: Bearer`. Declared in /openapi.json as an apiKey scheme named after the header.
+   */
+  keyHeader?: string;
   /** Runs before authentication (e.g. to explain which header the sender must use). */
   beforeAuth?: (request: FastifyRequest) => Promise<void>;
   /**
@@ -105,7 +108,7 @@ export interface IngestSource {
   answerSchema?: ZodType;
   /** The failure answer's schema for /openapi.json when `formatError` gives the sender's own shape. */
   errorSchema?: ZodType;
-  /** The usual body, for /openapi.json only (the source reads and checks bodies itself in toEvents). */
+  /** The usual body for /openapi.json: the zod schema toEvents validates it with (bodies arrive in the source's own encodings). */
   documentedBody?: ZodType;
   /**
    * Pure: the events of one body. Throws domain errors (InvalidInput, TooLarge) for bodies that cannot be stored;
@@ -118,11 +121,4 @@ export interface IngestSource {
   formatError?(error: ErrorAnswer, ctx: ReplyContext): SourceAnswer | Promise<SourceAnswer>;
   /** The metrics outcome label of `notStored` entries; default `not_stored`. */
   notStoredOutcome?: string;
-}
-
-/** Settings a source may depend on, passed to each source's factory in sources.ts. */
-export interface SourceSettings {
-  firehoseMaxRecords: number;
-  /** The OTLP .proto types (loaded at start), OTLP_MAX_SPANS_PER_EXPORT / OTLP_MAX_LOG_RECORDS_PER_EXPORT / OTLP_MAX_MESSAGES_PER_EXPORT. */
-  otlp: OtlpSettings;
 }

@@ -2,7 +2,7 @@
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { normalizeMessage } from './normalize/index.js';
 import { truncate } from './normalize/strings.js';
-import type { LogBatch, LogEventEntry } from './cloudwatch/cloudwatch-payload.js';
+import type { LogBatch, LogEventEntry } from './cloudwatch-logs/cloudwatch-logs-codec.js';
 import { dedupeKey, ownIdentity } from './dedupe-key.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
 import { nextTurn } from '../shared/event-loop-turns.js';

@@ -1,5 +1,6 @@
 // Storing the events of one ingest request, once for every source: one transaction (or bounded chunks), metrics by outcome.
-import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { AuditSource } from '../contract/event-sources.js';
 import type { IdempotencyClaim } from '../audit/ingest-requests-repo.js';
 import type { EventLog } from '../audit/event-log/event-log.js';
 import type { Metrics } from '../metrics/metrics.js';

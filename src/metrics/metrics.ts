@@ -1,6 +1,7 @@
 // Prometheus metrics of one app instance, on a registry of its own (prom-client).
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import { AUDIT_EVENT_TYPES, AUDIT_SOURCES } from '../audit/audit-types.js';
+import { AUDIT_EVENT_TYPES } from '../audit/audit-types.js';
+import { AUDIT_SOURCES } from '../contract/event-sources.js';
 
 /**
  * A label value from a fixed set: `value` when it is one of `allowed`, else "other". Every label of every metric is

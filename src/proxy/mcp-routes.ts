@@ -12,7 +12,6 @@ import type { Db } from '../db/db.js';
 import { toErrorResponse } from '../http/error-handler.js';
 import { isStorageUnavailable } from '../db/db.js';
 import { storable } from '../shared/input-safety.js';
-import { NotFoundError } from '../http/errors.js';
 import { SECURITY } from '../http/route-schemas.js';
 import { auditSessionOf } from './audit-session.js';
 import { sessionStatus } from './call-intents-repo.js';
@@ -25,6 +24,7 @@ import type { ProxyLimiter, Slot } from './proxy-limits.js';
 import { relay, type RelayResult } from './relay.js';
 import { createResponseWatcher } from './response-watcher.js';
 import type { UpstreamClient } from './upstream-client.js';
+import { NotFound } from '../shared/domain-errors.js';
 
 export interface McpRouteSettings {
   maxBodyBytes: number;
@@ -123,7 +123,7 @@ export function registerMcpRoutes(app: FastifyInstance, deps: McpRouteDeps) {
     const { serverId } = request.params as { serverId: string };
     const config = await deps.configs.get(authOf(request).orgId);
     const upstream = config.servers.get(serverId);
-    if (!upstream) throw new NotFoundError(`no MCP server ${JSON.stringify(serverId.slice(0, 200))} is registered in this organization`);
+    if (!upstream) throw new NotFound(`no MCP server ${JSON.stringify(serverId.slice(0, 200))} is registered in this organization`);
     return { config, upstream };
   }
 

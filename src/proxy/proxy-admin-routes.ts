@@ -5,7 +5,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { authOf, type Authenticator } from '../auth/authenticate.js';
 import type { Db } from '../db/db.js';
-import { BadRequestError, ConflictError, NotFoundError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { isIP } from 'node:net';
 import type { OrgProxyConfigs } from './org-proxy-config.js';
@@ -16,6 +15,7 @@ import { deleteRule, insertRule, listRules, reorderRules, updateRule, type RuleR
 import type { SecretBox } from './secrets-key.js';
 import { hostOf, isSpecialAddress } from './upstream-address.js';
 import { countUpstreams, deleteUpstream, getStoreDownPolicy, getUpstream, listUpstreams, lockOrgProxyConfig, putUpstream, setStoreDownPolicy, type StoredHeader, type UpstreamRow } from './upstream-repo.js';
+import { Conflict, InvalidInput, NotFound } from '../shared/domain-errors.js';
 
 export interface ProxyAdminDeps {
   db: Db;
@@ -48,7 +48,7 @@ function checkCondition(condition: string, bounds: PolicyBounds): void {
   try {
     compileCondition(condition, bounds);
   } catch (err) {
-    if (err instanceof RuleCompileError) throw new BadRequestError(err.message, [{ path: 'condition', message: err.message }]);
+    if (err instanceof RuleCompileError) throw new InvalidInput(err.message, [{ path: 'condition', message: err.message }]);
     throw err;
   }
 }
@@ -61,7 +61,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
 
   function serverIdOf(raw: string): string {
     const r = serverIdSchema.safeParse(raw);
-    if (!r.success) throw new NotFoundError('MCP server not found');
+    if (!r.success) throw new NotFound('MCP server not found');
     return r.data;
   }
 
@@ -71,7 +71,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
 
   app.get('/api/v1/mcp/servers/:serverId', { onRequest: admin, schema: { summary: 'One upstream MCP server', security, params: serverParams, response: withErrors({ 200: serverView }) } }, async (request) => {
     const u = await getUpstream(deps.db, authOf(request).orgId, serverIdOf(request.params.serverId));
-    if (!u) throw new NotFoundError('MCP server not found');
+    if (!u) throw new NotFound('MCP server not found');
     return view(u);
   });
 
@@ -81,29 +81,29 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
     async (request, reply) => {
       const orgId = authOf(request).orgId;
       const parsedId = serverIdSchema.safeParse(request.params.serverId);
-      if (!parsedId.success) throw new BadRequestError('invalid server id', [{ path: 'serverId', message: parsedId.error.issues[0].message }]);
+      if (!parsedId.success) throw new InvalidInput('invalid server id', [{ path: 'serverId', message: parsedId.error.issues[0].message }]);
       const serverId = parsedId.data;
       const body = request.body;
       const host = hostOf(new URL(body.url));
       if (!deps.allowPrivateUpstreams && (host === 'localhost' || (isIP(host) && isSpecialAddress(host)))) {
-        throw new BadRequestError('the URL names a loopback, private or link-local address (the operator may allow them with PROXY_ALLOW_PRIVATE_UPSTREAMS)', [{ path: 'url', message: 'address not allowed' }]);
+        throw new InvalidInput('the URL names a loopback, private or link-local address (the operator may allow them with PROXY_ALLOW_PRIVATE_UPSTREAMS)', [{ path: 'url', message: 'address not allowed' }]);
       }
       const timeoutMs = Math.min(body.timeoutMs ?? deps.defaultTimeoutMs, deps.maxTimeoutMs);
       const { row, created } = await deps.db.transaction(async (tx) => {
         await lockOrgProxyConfig(tx, orgId);
         const existing = await getUpstream(tx, orgId, serverId, true);
-        if (!existing && (await countUpstreams(tx, orgId)) >= deps.maxServers) throw new ConflictError(`this organization has ${deps.maxServers} MCP servers (PROXY_MAX_SERVERS_PER_ORG); remove one first`);
+        if (!existing && (await countUpstreams(tx, orgId)) >= deps.maxServers) throw new Conflict(`this organization has ${deps.maxServers} MCP servers (PROXY_MAX_SERVERS_PER_ORG); remove one first`);
         const headers: StoredHeader[] = body.headers.map((h, i) => {
           if (!h.secret) {
-            if (h.value === undefined) throw new BadRequestError('a header that is not secret needs a value', [{ path: `headers.${i}.value`, message: 'required' }]);
+            if (h.value === undefined) throw new InvalidInput('a header that is not secret needs a value', [{ path: `headers.${i}.value`, message: 'required' }]);
             return { name: h.name, value: h.value };
           }
           if (h.value === undefined) {
             const kept = existing?.headers.find((e) => e.name.toLowerCase() === h.name.toLowerCase() && 'secret' in e);
-            if (!kept) throw new BadRequestError(`secret header ${h.name} has no stored value to keep; send its value`, [{ path: `headers.${i}.value`, message: 'required' }]);
+            if (!kept) throw new InvalidInput(`secret header ${h.name} has no stored value to keep; send its value`, [{ path: `headers.${i}.value`, message: 'required' }]);
             return kept;
           }
-          if (!deps.box) throw new BadRequestError('secret headers need PROXY_SECRETS_KEY to be configured on the service', [{ path: `headers.${i}.secret`, message: 'no secrets key' }]);
+          if (!deps.box) throw new InvalidInput('secret headers need PROXY_SECRETS_KEY to be configured on the service', [{ path: `headers.${i}.secret`, message: 'no secrets key' }]);
           return { name: h.name, secret: deps.box.seal(h.value, `${orgId}/${serverId}/${h.name.toLowerCase()}`) };
         });
         return putUpstream(tx, orgId, { serverId, url: body.url, headers, timeoutMs });
@@ -115,7 +115,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
 
   app.delete('/api/v1/mcp/servers/:serverId', { onRequest: admin, schema: { summary: 'Remove an upstream MCP server', security, params: serverParams, response: withErrors({ 204: z.undefined() }) } }, async (request, reply) => {
     const orgId = authOf(request).orgId;
-    if (!(await deleteUpstream(deps.db, orgId, serverIdOf(request.params.serverId)))) throw new NotFoundError('MCP server not found');
+    if (!(await deleteUpstream(deps.db, orgId, serverIdOf(request.params.serverId)))) throw new NotFound('MCP server not found');
     deps.configs.invalidate(orgId);
     return reply.code(204).send();
   });
@@ -130,7 +130,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
     checkCondition(b.condition, deps.bounds);
     const row = await deps.db.transaction(async (tx) => {
       await lockOrgProxyConfig(tx, orgId);
-      if ((await listRules(tx, orgId)).length >= deps.maxRules) throw new ConflictError(`this organization has ${deps.maxRules} rules (PROXY_MAX_RULES_PER_ORG); remove one first`);
+      if ((await listRules(tx, orgId)).length >= deps.maxRules) throw new Conflict(`this organization has ${deps.maxRules} rules (PROXY_MAX_RULES_PER_ORG); remove one first`);
       return insertRule(tx, orgId, { name: b.name, condition: b.condition, action: b.action, reason: b.reason ?? null, enabled: b.enabled }, Math.min(b.position ?? deps.maxRules, deps.maxRules));
     });
     deps.configs.invalidate(orgId);
@@ -139,26 +139,26 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
 
   app.put('/api/v1/mcp/rules/:ruleId', { onRequest: admin, bodyLimit: 256 * 1024, schema: { summary: 'Change a policy rule', security, params: ruleParams, body: ruleBody, response: withErrors({ 200: ruleView }) } }, async (request) => {
     const orgId = authOf(request).orgId;
-    if (!uuid.safeParse(request.params.ruleId).success) throw new NotFoundError('rule not found');
+    if (!uuid.safeParse(request.params.ruleId).success) throw new NotFound('rule not found');
     const b = request.body;
     checkCondition(b.condition, deps.bounds);
     const row = await deps.db.transaction(async (tx) => {
       await lockOrgProxyConfig(tx, orgId);
       return updateRule(tx, orgId, request.params.ruleId, { name: b.name, condition: b.condition, action: b.action, reason: b.reason ?? null, enabled: b.enabled });
     });
-    if (!row) throw new NotFoundError('rule not found');
+    if (!row) throw new NotFound('rule not found');
     deps.configs.invalidate(orgId);
     return row;
   });
 
   app.delete('/api/v1/mcp/rules/:ruleId', { onRequest: admin, schema: { summary: 'Remove a policy rule', security, params: ruleParams, response: withErrors({ 204: z.undefined() }) } }, async (request, reply) => {
     const orgId = authOf(request).orgId;
-    if (!uuid.safeParse(request.params.ruleId).success) throw new NotFoundError('rule not found');
+    if (!uuid.safeParse(request.params.ruleId).success) throw new NotFound('rule not found');
     const gone = await deps.db.transaction(async (tx) => {
       await lockOrgProxyConfig(tx, orgId);
       return deleteRule(tx, orgId, request.params.ruleId);
     });
-    if (!gone) throw new NotFoundError('rule not found');
+    if (!gone) throw new NotFound('rule not found');
     deps.configs.invalidate(orgId);
     return reply.code(204).send();
   });
@@ -171,7 +171,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
       const current = await listRules(tx, orgId);
       const known = new Set(current.map((r) => r.ruleId));
       if (ids.length !== current.length || new Set(ids).size !== ids.length || ids.some((id) => !known.has(id))) {
-        throw new BadRequestError('ruleIds must name every rule of the organization exactly once', [{ path: 'ruleIds', message: `expected the ${current.length} rule ids` }]);
+        throw new InvalidInput('ruleIds must name every rule of the organization exactly once', [{ path: 'ruleIds', message: `expected the ${current.length} rule ids` }]);
       }
       await reorderRules(tx, orgId, ids);
       return listRules(tx, orgId);
@@ -189,7 +189,7 @@ export function registerProxyAdminRoutes(fastify: FastifyInstance, deps: ProxyAd
         try {
           compileCondition(r.condition, deps.bounds);
         } catch (err) {
-          if (err instanceof RuleCompileError) throw new BadRequestError(err.message, [{ path: `rules.${i}.condition`, message: err.message }]);
+          if (err instanceof RuleCompileError) throw new InvalidInput(err.message, [{ path: `rules.${i}.condition`, message: err.message }]);
           throw err;
         }
       });

@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuthContext, Authenticator } from '../auth/authenticate.js';
 import type { ControlChannel } from '../bus/control-channel.js';
 import { sha256Hex } from '../auth/tokens.js';
-import { ForbiddenError } from '../http/errors.js';
+import { Forbidden } from '../shared/domain-errors.js';
 
 export function createProxyAuth(opts: { auth: Authenticator; control: ControlChannel; cacheMs: number; staleMs: number; maxEntries?: number }) {
   const max = opts.maxEntries ?? 10_000;
@@ -29,7 +29,7 @@ export function createProxyAuth(opts: { auth: Authenticator; control: ControlCha
     const digest = keyOf(request);
     const fresh = digest ? known.get(digest) : undefined;
     if (fresh && Date.now() - fresh.at < opts.cacheMs) {
-      if (!fresh.ctx.scopes.includes('mcp:call')) throw new ForbiddenError('missing permission mcp:call', 'missing_scope');
+      if (!fresh.ctx.scopes.includes('mcp:call')) throw new Forbidden('missing permission mcp:call', 'missing_scope');
       request.auth = fresh.ctx;
       return;
     }
@@ -45,7 +45,7 @@ export function createProxyAuth(opts: { auth: Authenticator; control: ControlCha
       if (!hit || Date.now() - hit.at > opts.staleMs) throw err;
       ctx = hit.ctx;
     }
-    if (!ctx.scopes.includes('mcp:call')) throw new ForbiddenError('missing permission mcp:call', 'missing_scope');
+    if (!ctx.scopes.includes('mcp:call')) throw new Forbidden('missing permission mcp:call', 'missing_scope');
     request.auth = ctx;
   };
 }

@@ -50,10 +50,6 @@ export async function listRules(db: Queryable, orgId: string): Promise<RuleRow[]
   return r.rows.map(toRow);
 }
 
-export async function getRule(db: Queryable, orgId: string, ruleId: string): Promise<RuleRow | undefined> {
-  const r = await db.query<DbRow>(`SELECT ${COLUMNS} FROM proxy_rules WHERE org_id = $1 AND rule_id = $2`, [orgId, ruleId]);
-  return r.rows[0] ? toRow(r.rows[0]) : undefined;
-}
 
 /** Inserts a rule at `position` (0-based; past the end: last), moving the rules from there one down. */
 export async function insertRule(tx: Queryable, orgId: string, input: RuleInput, position: number): Promise<RuleRow> {

@@ -5,9 +5,9 @@ import { z } from 'zod';
 import { orgIdParam } from '../auth/auth-schemas.js';
 import { safeEqual, sha256Hex } from '../auth/tokens.js';
 import type { Db } from '../db/db.js';
-import { NotFoundError, UnauthorizedError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { readOrgRetention, writeOrgRetention } from './retention-repo.js';
+import { NotFound, Unauthenticated } from '../shared/domain-errors.js';
 
 /** Longest period an organization may set: 100 years. */
 export const MAX_RETENTION_DAYS = 36_500;
@@ -30,7 +30,7 @@ export function registerRetentionRoutes(app: FastifyInstance, deps: { adminToken
   const expected = sha256Hex(deps.adminToken);
   const requireAdmin = async (request: FastifyRequest) => {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new UnauthorizedError('admin token required');
+    if (!m || !safeEqual(sha256Hex(m[1]), expected)) throw new Unauthenticated('admin token required');
   };
   const security = SECURITY.admin;
   const answer = (orgId: string, days: number | null | undefined) => ({
@@ -47,7 +47,7 @@ export function registerRetentionRoutes(app: FastifyInstance, deps: { adminToken
 
     admin.get(path, { schema: { summary: "An organization's retention period (operator)", security, params: orgIdParam, response: withErrors({ 200: retentionAnswer }) } }, async (request) => {
       const setting = await readOrgRetention(deps.db, request.params.orgId);
-      if (!setting) throw new NotFoundError('organization not found');
+      if (!setting) throw new NotFound('organization not found');
       return answer(request.params.orgId, setting.days);
     });
 
@@ -55,7 +55,7 @@ export function registerRetentionRoutes(app: FastifyInstance, deps: { adminToken
       path,
       { schema: { summary: "Set an organization's retention period in days, or null to keep its events forever (operator)", security, params: orgIdParam, body: retentionBody, response: withErrors({ 200: retentionAnswer }) } },
       async (request) => {
-        if (!(await writeOrgRetention(deps.db, request.params.orgId, request.body.days))) throw new NotFoundError('organization not found');
+        if (!(await writeOrgRetention(deps.db, request.params.orgId, request.body.days))) throw new NotFound('organization not found');
         return answer(request.params.orgId, request.body.days);
       },
     );
@@ -64,7 +64,7 @@ export function registerRetentionRoutes(app: FastifyInstance, deps: { adminToken
       path,
       { schema: { summary: 'Return an organization to the default retention period, AUDIT_RETENTION_DAYS (operator)', security, params: orgIdParam, response: withErrors({ 200: retentionAnswer }) } },
       async (request) => {
-        if (!(await writeOrgRetention(deps.db, request.params.orgId, undefined))) throw new NotFoundError('organization not found');
+        if (!(await writeOrgRetention(deps.db, request.params.orgId, undefined))) throw new NotFound('organization not found');
         return answer(request.params.orgId, undefined);
       },
     );

@@ -5,10 +5,10 @@ import { authOf, describePrincipal, type Authenticator } from '../auth/authentic
 import type { EventLog } from '../audit/event-log/event-log.js';
 import { sessionPageSchema, sessionRowSchema } from '../contract/api-rows.js';
 import type { Db } from '../db/db.js';
-import { BadRequestError, NotFoundError } from '../http/errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
 import { sessionIdSchema, sessionListQuerySchema, sessionParamsSchema, transitionBodySchema } from './session-schemas.js';
 import { createSessionService, type Transition } from './session-service.js';
+import { InvalidInput, NotFound } from '../shared/domain-errors.js';
 
 export interface SessionRouteDeps {
   db: Db;
@@ -19,7 +19,7 @@ export interface SessionRouteDeps {
 /** The session id of the path; an id no session can have is a 404, like any unknown one. */
 function sessionIdOf(params: { id: string }): string {
   const r = sessionIdSchema.safeParse(params.id);
-  if (!r.success) throw new NotFoundError('session not found');
+  if (!r.success) throw new NotFound('session not found');
   return r.data;
 }
 
@@ -51,7 +51,7 @@ export function registerSessionRoutes(fastify: FastifyInstance, deps: SessionRou
       try {
         done(null, JSON.parse(text));
       } catch (err) {
-        done(new BadRequestError(`body is not valid JSON: ${(err as Error).message}`), undefined);
+        done(new InvalidInput(`body is not valid JSON: ${(err as Error).message}`), undefined);
       }
     });
 

@@ -1,6 +1,7 @@
 // Session rules, pure: what a stored batch does to sessions, which transitions apply, and the one session_update builder.
 import { randomUUID } from 'node:crypto';
-import type { AuditSource, NewAuditEvent } from '../audit/audit-types.js';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import type { AuditSource } from '../contract/event-sources.js';
 import type { SessionUpdatePayload } from '../contract/stream-payloads.js';
 import { Conflict } from '../shared/domain-errors.js';
 

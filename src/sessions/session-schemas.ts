@@ -48,4 +48,3 @@ export const transitionBodySchema = z
   })
   .strict();
 
-export type TransitionBody = z.output<typeof transitionBodySchema>;

@@ -6,7 +6,17 @@ export interface IssueDetail {
 }
 
 /** What went wrong, independent of any transport. */
-export type DomainErrorKind = 'invalid_input' | 'too_large' | 'not_found' | 'conflict' | 'unprocessable' | 'rate_limited' | 'unavailable';
+export type DomainErrorKind =
+  | 'invalid_input'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'too_large'
+  | 'unsupported_type'
+  | 'not_found'
+  | 'conflict'
+  | 'unprocessable'
+  | 'rate_limited'
+  | 'unavailable';
 
 export interface DomainErrorOptions {
   /** A more precise machine-readable code than the kind's default (e.g. `invalid_json`, `busy`). */
@@ -34,6 +44,27 @@ export class DomainError extends Error {
 export class InvalidInput extends DomainError {
   constructor(message: string, issues?: IssueDetail[], code?: string) {
     super('invalid_input', message, { issues, code });
+  }
+}
+
+/** No credential, or one that is not valid (unknown, revoked, expired). */
+export class Unauthenticated extends DomainError {
+  constructor(message = 'missing or invalid credentials') {
+    super('unauthenticated', message);
+  }
+}
+
+/** A valid credential that may not do this (a missing scope, a disallowed origin); `code` says why. */
+export class Forbidden extends DomainError {
+  constructor(message: string, code?: string) {
+    super('forbidden', message, { code });
+  }
+}
+
+/** The input comes in a form (media type, content encoding) that is not read here. */
+export class UnsupportedType extends DomainError {
+  constructor(message: string) {
+    super('unsupported_type', message);
   }
 }
 

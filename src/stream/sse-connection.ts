@@ -107,7 +107,7 @@ export class SseConnection {
     this.send(events, encoded);
   }
 
-  /** Sends events above lastSentSeq that match the filters, as one write. */
+  /** Sends events above sentSeq that match the filters, as one write. */
   private send(events: StreamEvent[], encoded?: EncodedBatch): void {
     if (encoded && events.length > 0 && events[0].seq > this.sentSeq) {
       // The usual case, the whole run is new: write the bytes shared by every connection with this filter (all events

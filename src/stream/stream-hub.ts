@@ -8,12 +8,12 @@ import type { DataTransport } from '../bus/data-transport.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/db.js';
 import type { ReadReplica } from '../db/read-replica.js';
-import { TooManyRequestsError } from '../http/errors.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { OrgFeed } from './org-feed.js';
 import { SseConnection, type CloseReason, type ConnectionFilter, type ConnectionIdentity } from './sse-connection.js';
 import { comment, retryLine } from './sse-format.js';
+import { RateLimited } from '../shared/domain-errors.js';
 
 const CATCH_UP_MS = 5000;
 
@@ -106,7 +106,7 @@ export function createStreamHub(deps: StreamHubDeps) {
   function checkLimits(identity: ConnectionIdentity) {
     const reject = (limit: string, message: string) => {
       metrics.streamsRejected.inc({ limit });
-      throw new TooManyRequestsError(message, 5);
+      throw new RateLimited(message, 5);
     };
     if (shuttingDown) reject('shutdown', 'this instance is shutting down');
     if (connections.size >= config.SSE_MAX_STREAMS_TOTAL) reject('instance', 'too many open streams on this instance');

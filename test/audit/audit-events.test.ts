@@ -5,7 +5,7 @@ import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../
 import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('audit events (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
   let org: TestOrg;
   let other: TestOrg;
 

@@ -3,14 +3,23 @@
 import { describe, expect, it } from 'vitest';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
 import { dedupeDigest, storedDedupeKey } from '../../src/audit/event-log/append.js';
-import { backendSinks } from '../helpers/backends.js';
+import { backendNames, backendSinks } from '../helpers/backends.js';
 import { bearer, createOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 
 const call = (key: string): NewAuditEvent => ({ type: 'tool_call', source: 'raw', occurredAt: new Date(1714558800000), serverId: 'srv', toolName: 't', metadata: {}, dedupeKey: key });
 
-describe.each(backendSinks)('dedupe by sender identity (%s, %s sink)', (backendName, sink) => {
-  const { app } = suiteApp(backendName, { EVENT_LOG_SINK: sink, ANOMALY_MIN_RATE: '1000000000' });
+/**
+ * Each sink appending optimistically (identities refused by the dedupe index, the transaction then run again with the
+ * lookup: EVENT_LOG_OPTIMISTIC_APPEND, the default), and the COPY sink looking identities up before every append.
+ */
+const cases: [string, 'copy' | 'insert', string][] = [
+  ...backendSinks.map(([b, s]): [string, 'copy' | 'insert', string] => [b, s, 'optimistic']),
+  ...backendNames.map((b): [string, 'copy' | 'insert', string] => [b, 'copy', 'looked up first']),
+];
+
+describe.each(cases)('dedupe by sender identity (%s, %s sink, %s)', (backendName, sink, mode) => {
+  const { app } = suiteApp(backendName as 'embedded' | 'real', { EVENT_LOG_SINK: sink, EVENT_LOG_OPTIMISTIC_APPEND: String(mode === 'optimistic'), ANOMALY_MIN_RATE: '1000000000' });
 
   const keyBytes = async (orgId: string) =>
     (await app.ctx.db.query<{ n: number | null }>('SELECT octet_length(dedupe_key) AS n FROM audit_events WHERE org_id = $1 ORDER BY seq', [orgId])).rows.map((r) => r.n);

@@ -22,7 +22,7 @@ const TIMES = [
 ];
 
 describe.each(backendNames)('history filters (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
   let org: TestOrg;
   let all: Item[];
 

@@ -10,7 +10,7 @@ import type { AuditEventFilter } from '../../src/audit/audit-repo.js';
 const EVENTS = 20_000;
 
 describe.each(backendNames)('source filter plan (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
   let org: TestOrg;
 
   beforeAll(async () => {

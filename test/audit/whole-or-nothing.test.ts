@@ -13,7 +13,7 @@ const event = (i: number, extra: Partial<NewAuditEvent> = {}): NewAuditEvent => 
 });
 
 describe.each(backendSinks)('whole or nothing (%s, %s sink)', (backendName, sink) => {
-  const { app } = suiteApp(backendName, { EVENT_LOG_SINK: sink, ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { EVENT_LOG_SINK: sink, ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
 
   const count = async (table: string, orgId: string) => (await app.ctx.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE org_id = $1`, [orgId])).rows[0].n;
 

@@ -1,4 +1,5 @@
-// Starts real app instances on 127.0.0.1:0 and provisions organizations, users and keys through the admin API.
+// Starts real app instances on 127.0.0.1:0 (or, for route-level suites that need no socket, ready for app.inject) and
+// provisions organizations, users and keys through the admin API.
 import { PassThrough } from 'node:stream';
 import { buildApp, type AppContext, type BuildOptions } from '../../src/app.js';
 import { testConfig } from '../../src/config.js';
@@ -13,13 +14,29 @@ export interface RunningApp {
   close(): Promise<void>;
 }
 
-export async function startApp(env: Record<string, string | undefined>, opts: Omit<BuildOptions, 'logStream'> = {}): Promise<RunningApp> {
+/** Apps started with `inject`, by their `inject://` base URL: requests to it are served by app.inject, with no socket. */
+const injected = new Map<string, AppContext['app']>();
+let injectedCount = 0;
+
+export interface StartOptions {
+  /** Not listening: the app's `url` is `inject://app-N`, which http() and login() serve with app.inject. */
+  inject?: boolean;
+}
+
+export async function startApp(env: Record<string, string | undefined>, opts: Omit<BuildOptions, 'logStream'> = {}, start: StartOptions = {}): Promise<RunningApp> {
   const logs: string[] = [];
   const logStream = new PassThrough();
   logStream.on('data', (c: Buffer) => logs.push(c.toString()));
   const config = testConfig({ ADMIN_TOKEN, LOG_LEVEL: 'info', LOGIN_RATE_LIMIT_MAX: '1000', LOGIN_RATE_LIMIT_PER_ADDRESS_MAX: '100000', ...env });
   const ctx = await buildApp(config, { ...opts, logStream });
-  const address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  let address: string;
+  if (start.inject) {
+    await ctx.app.ready();
+    address = `inject://app-${++injectedCount}`;
+    injected.set(address, ctx.app);
+  } else {
+    address = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
+  }
   let closed = false;
   return {
     url: address,
@@ -28,9 +45,23 @@ export async function startApp(env: Record<string, string | undefined>, opts: Om
     async close() {
       if (closed) return;
       closed = true;
+      injected.delete(address);
       await ctx.app.close();
     },
   };
+}
+
+/** fetch, or for an `inject://` URL the same request through app.inject, answered as a Response. */
+export async function send(url: string, init: RequestInit = {}): Promise<Response> {
+  const u = new URL(url);
+  const app = u.protocol === 'inject:' ? injected.get(`inject://${u.host}`) : undefined;
+  if (!app) return fetch(url, init);
+  const headers: Record<string, string> = {};
+  new Headers(init.headers).forEach((v, k) => (headers[k] = v));
+  const res = await app.inject({ method: (init.method ?? 'GET') as 'GET', url: `${u.pathname}${u.search}`, headers, payload: init.body as string | Buffer | undefined });
+  const out = new Headers();
+  for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined) out.append(k, String(one));
+  return new Response(res.statusCode === 204 || res.statusCode === 304 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: out });
 }
 
 export interface Json {
@@ -46,7 +77,7 @@ export async function http(url: string, init: RequestInit & { json?: unknown } =
     headers.set('content-type', 'application/json');
     body = JSON.stringify(init.json);
   }
-  const res = await fetch(url, { ...init, headers, body });
+  const res = await send(url, { ...init, headers, body });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -93,7 +124,7 @@ export async function createOrg(baseUrl: string, opts: { scopes?: string[]; role
 
 /** Signs in and returns the session cookie header value. */
 export async function login(baseUrl: string, email: string, password: string): Promise<string> {
-  const res = await fetch(`${baseUrl}/api/v1/auth/login`, {
+  const res = await send(`${baseUrl}/api/v1/auth/login`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email, password }),

@@ -2,11 +2,11 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { BuildOptions } from '../../src/app.js';
 import { makeBackend, type Backend } from './backends.js';
-import { startApp, type RunningApp } from './app.js';
+import { startApp, type RunningApp, type StartOptions } from './app.js';
 
 /**
  * Called inside a describe: registers there a beforeAll that makes a backend of `backendName` and starts an app on it
- * with `env` over the backend's own env (and `opts` for buildApp), and an afterAll that closes the app, then cleans the
+ * with `env` over the backend's own env (and `opts` for buildApp; `start.inject`: served by app.inject, no socket), and an afterAll that closes the app, then cleans the
  * backend up. Hook timeouts are the configured hookTimeout.
  *
  * Returns stand-ins that read through to the live app and backend, so `const { app, backend } = suiteApp(...)` serves
@@ -18,12 +18,13 @@ export function suiteApp(
   backendName: Backend['name'],
   env: Record<string, string | undefined> = {},
   opts: Omit<BuildOptions, 'logStream'> = {},
+  start: StartOptions = {},
 ): { readonly app: RunningApp; readonly backend: Backend } {
   let backend: Backend | undefined;
   let app: RunningApp | undefined;
   beforeAll(async () => {
     backend = await makeBackend(backendName);
-    app = await startApp({ ...backend.env, ...env }, opts);
+    app = await startApp({ ...backend.env, ...env }, opts, start);
   });
   afterAll(async () => {
     await app?.close();

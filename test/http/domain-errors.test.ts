@@ -1,8 +1,7 @@
-// The one error handler's mapping of domain errors and @fastify/sensible's errors to the one error shape.
-import { httpErrors } from '@fastify/sensible';
+// The one error handler's mapping of domain errors (the one error vocabulary) to the one error shape.
 import { describe, expect, it } from 'vitest';
 import { toErrorResponse } from '../../src/http/error-handler.js';
-import { Conflict, InvalidInput, NotFound, RateLimited, TooLarge, Unavailable, Unprocessable } from '../../src/shared/domain-errors.js';
+import { Conflict, Forbidden, InvalidInput, NotFound, RateLimited, TooLarge, Unauthenticated, Unavailable, Unprocessable, UnsupportedType } from '../../src/shared/domain-errors.js';
 
 describe('error mapping', () => {
   it('gives each domain error its status, code, issues, details and Retry-After', () => {
@@ -17,10 +16,10 @@ describe('error mapping', () => {
     expect(toErrorResponse(new Unavailable('busy', { code: 'busy', retryAfterSeconds: 1 }))).toMatchObject({ body: { statusCode: 503, code: 'busy' }, retryAfter: 1 });
   });
 
-  it("answers @fastify/sensible's errors with the code of their status", () => {
-    expect(toErrorResponse(httpErrors.notFound('API key not found')).body).toEqual({ statusCode: 404, error: 'Not Found', message: 'API key not found', code: 'not_found' });
-    expect(toErrorResponse(httpErrors.unauthorized('no')).body).toMatchObject({ statusCode: 401, code: 'unauthorized' });
-    expect(toErrorResponse(httpErrors.conflict('dup')).body).toMatchObject({ statusCode: 409, code: 'conflict' });
-    expect(toErrorResponse(httpErrors.unsupportedMediaType('type')).body).toMatchObject({ statusCode: 415, code: 'unsupported_media_type' });
+  it('answers credentials and media types by their kind', () => {
+    expect(toErrorResponse(new Unauthenticated('no')).body).toEqual({ statusCode: 401, error: 'Unauthorized', message: 'no', code: 'unauthorized' });
+    expect(toErrorResponse(new Forbidden('scope', 'missing_scope')).body).toMatchObject({ statusCode: 403, code: 'missing_scope' });
+    expect(toErrorResponse(new Forbidden('no')).body).toMatchObject({ statusCode: 403, code: 'forbidden' });
+    expect(toErrorResponse(new UnsupportedType('type')).body).toMatchObject({ statusCode: 415, code: 'unsupported_media_type' });
   });
 });

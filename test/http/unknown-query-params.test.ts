@@ -5,7 +5,7 @@ import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../
 import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('unknown query parameters (%s)', (backendName) => {
-  const { app } = suiteApp(backendName);
+  const { app } = suiteApp(backendName, {}, {}, { inject: true });
   let org: TestOrg;
 
   beforeAll(async () => {

@@ -19,7 +19,7 @@ function batch(stream: string, firstId: number) {
 }
 
 describe.each(backendNames)('retention of shared metadata (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '3' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_RETENTION_DAYS: '30', RETENTION_INTERVAL_MS: '86400000', RETENTION_BATCH_ROWS: '3' }, {}, { inject: true });
   let org: TestOrg;
 
   beforeAll(async () => {

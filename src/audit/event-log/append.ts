@@ -1,7 +1,7 @@
 // One append of an organization, inside its transaction: the only place seqs are assigned. Each request's events are
 // prepared before the seq lock (storable, deduplicated within the request, digests); under the lock they are checked
 // against the store, given the session rules, seqs and canonical records, and written by the row sink.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import type { Transaction } from '../../db/db.js';
 import { applySessionRules, sessionsOf, type SessionStatus, type SessionUpsert } from '../../sessions/session-rules.js';
 import { InvalidInput } from '../../shared/domain-errors.js';
@@ -27,7 +27,13 @@ export function storedDedupeKey(key: string): string {
 
 /** The stored dedupe digest of a stored-form key: the first 16 bytes of its SHA-256 (audit_dedupe_digest, migration 006). */
 export function dedupeDigest(storedKey: string): Buffer {
-  return createHash('sha256').update(storedKey, 'utf8').digest().subarray(0, 16);
+  return hash('sha256', storedKey, 'buffer').subarray(0, 16);
+}
+
+/** True for the error of a row whose sender identity is stored already (the dedupe index's unique violation). */
+export function isDuplicateIdentity(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && (e.constraint === undefined || e.constraint === 'audit_events_dedupe_idx');
 }
 
 /** What a caller appends: events and, for an ingest request, its Idempotency-Key claim. */
@@ -43,6 +49,8 @@ interface PreparedEvent {
   key: string;
   /** Hex of the dedupe digest, for identity keys only. */
   digest: string | null;
+  /** The dedupe digest as stored (null for keys used once). */
+  digestBytes: Buffer | null;
   shared: SharedContext | null;
   /** The metadata the row keeps when `shared` is stored apart (null: all of it). */
   own: Record<string, unknown> | null;
@@ -100,7 +108,8 @@ export function prepareRequest(request: AppendRequest): PreparedRequest {
     const event = storable(key === raw.dedupeKey ? raw : { ...raw, dedupeKey: key });
     const own = event.sharedMetadata && event.metadata ? ownMetadata(event.metadata, event.sharedMetadata) : null;
     const shared = own ? sharedContextOf(event.sharedMetadata!, contexts) : null;
-    fresh.push({ event, index, key, digest: isIdentityKey(key) ? dedupeDigest(key).toString('hex') : null, shared, own });
+    const digestBytes = isIdentityKey(key) ? dedupeDigest(key) : null;
+    fresh.push({ event, index, key, digest: digestBytes && digestBytes.toString('hex'), digestBytes, shared, own });
   });
   return { inputCount: request.events.length, idempotency: request.idempotency, fresh, sessions: sessionsOf(fresh.map((p) => p.event)) };
 }
@@ -127,6 +136,10 @@ function mergeUpserts(into: Map<string, SessionUpsert>, upserts: readonly Sessio
  * an earlier request) is a duplicate; an Idempotency-Key seen before stores nothing and answers its first counts (422
  * for that request alone with another body); a session created by an earlier request exists for the later ones. Seqs
  * are consecutive across requests. The records get `receivedAt`. Throws (failing all) for errors of the statements.
+ *
+ * `assumeNew`: the stored identities are not looked up; every identity is taken as new and the dedupe index refuses a
+ * stored one (a unique violation, isDuplicateIdentity), failing the transaction, which the caller then runs again
+ * without it. Between requests of the append, identities are still checked in memory.
  */
 export async function appendLocked(
   tx: Transaction,
@@ -135,6 +148,7 @@ export async function appendLocked(
   requests: readonly PreparedRequest[],
   sink: RowSink,
   receivedAt: Date,
+  assumeNew = false,
 ): Promise<{ outcomes: JobOutcome<Appended>[]; batch: PublishedBatch | null }> {
   const claims = requests.flatMap((r) => (r.idempotency ? [r.idempotency.key] : []));
   const prior: Map<string, StoredOutcome> = claims.length ? await priorOutcomes(tx, orgId, claims) : new Map();
@@ -144,7 +158,7 @@ export async function appendLocked(
   for (const r of requests) {
     if (r.idempotency && prior.has(r.idempotency.key)) continue;
     for (const p of r.fresh) {
-      if (p.digest) digests.push(p.digest);
+      if (p.digest && !assumeNew) digests.push(p.digest);
       if (p.shared) contextKeys.add(p.shared.key);
     }
     for (const s of r.sessions) sessionIds.add(s);
@@ -220,7 +234,7 @@ export async function appendLocked(
         receivedAtMs,
         payload: payload && payload.type !== 'tool_call' ? JSON.stringify(payload) : null,
         metadata: JSON.stringify(contextId === null ? record.metadata : own),
-        dedupeDigest: p?.digest ? Buffer.from(p.digest, 'hex') : isIdentityKey(event.dedupeKey) ? dedupeDigest(storedDedupeKey(event.dedupeKey)) : null,
+        dedupeDigest: p?.digestBytes ? p.digestBytes : isIdentityKey(event.dedupeKey) ? dedupeDigest(storedDedupeKey(event.dedupeKey)) : null,
         contextId,
       });
     });

@@ -4,9 +4,6 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { hasOwn, ownValue, setOwn } from '../../shared/own-keys.js';
 
-/** The metadata key whose object is shared key by key (the entry's own keys, such as eventId, stay with the event). */
-export const NESTED_SHARED_KEY = 'cloudwatch';
-
 type Json = Record<string, unknown>;
 
 /** A batch's shared metadata and its digest: the first 16 bytes of the SHA-256 of its RFC 8785 text. */
@@ -33,11 +30,13 @@ function isPlainObject(v: unknown): v is Json {
 }
 
 /**
- * What the event keeps of `metadata` when `shared` is stored apart: every key not shared, and of metadata.cloudwatch
- * the keys not shared (left out when none is). Reading puts them back together (audit_event_metadata, migration 010):
- * `(shared - 'cloudwatch') || own || {cloudwatch: shared.cloudwatch || own.cloudwatch}`. Null when that would not give
- * back `metadata` exactly (a shared key missing or holding another value), or when nothing is shared: the event then
- * keeps its whole metadata. Values are compared by identity, as the batch hands the same values to all its entries.
+ * What the event keeps of `metadata` when `shared` is stored apart, by one rule for every source: every key not
+ * shared, and of a key whose shared value is an object, the object's keys not shared (the key left out when none is),
+ * e.g. a log event's own id beside its batch's log group. Reading puts them back together (audit_event_metadata,
+ * migration 046): `(shared || own)`, each key whose shared and own values are both objects merged one level down. Null
+ * when that would not give back `metadata` exactly (a shared key missing or holding another value), or when nothing is
+ * shared: the event then keeps its whole metadata. Values are compared by identity, as the batch hands the same values
+ * to all its entries.
  */
 export function ownMetadata(metadata: Json, shared: Json): Json | null {
   let sharesAny = false;
@@ -46,8 +45,8 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
     if (s === undefined) continue;
     if (!hasOwn(metadata, k)) return null;
     const m = metadata[k];
-    if (k === NESTED_SHARED_KEY) {
-      if (!isPlainObject(s) || !isPlainObject(m)) return null;
+    if (isPlainObject(s)) {
+      if (!isPlainObject(m)) return null;
       for (const sk of Object.keys(s)) {
         if (s[sk] === undefined) continue;
         if (!hasOwn(m, sk) || m[sk] !== s[sk]) return null;
@@ -62,8 +61,8 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
   for (const k of Object.keys(metadata)) {
     const v = metadata[k];
     if (v === undefined) continue;
-    if (k === NESTED_SHARED_KEY && ownValue(shared, k) !== undefined) {
-      const s = shared[k] as Json;
+    const s = ownValue(shared, k);
+    if (isPlainObject(s)) {
       const rest: Json = {};
       let any = false;
       for (const ck of Object.keys(v as Json)) {
@@ -73,7 +72,7 @@ export function ownMetadata(metadata: Json, shared: Json): Json | null {
         any = true;
       }
       if (any) setOwn(own, k, rest);
-    } else if (ownValue(shared, k) === undefined) {
+    } else if (s === undefined) {
       setOwn(own, k, v);
     }
   }

@@ -9,7 +9,7 @@ import { RateLimited, Unavailable } from '../../shared/domain-errors.js';
 import { createKeyedBatcher, type JobOutcome } from '../../shared/keyed-batcher.js';
 import type { NewAuditEvent, PublishedBatch } from '../audit-types.js';
 import type { IdempotencyClaim } from '../ingest-requests-repo.js';
-import { appendLocked, prepareRequest, type Appended, type PreparedRequest } from './append.js';
+import { appendLocked, isDuplicateIdentity, prepareRequest, type Appended, type PreparedRequest } from './append.js';
 import { copySink } from './copy-sink.js';
 import { insertSink } from './insert-sink.js';
 import { lockOrgSeq } from './log-sql.js';
@@ -52,6 +52,11 @@ export interface EventLogDeps {
   maxQueuedWritesPerOrg: number;
   /** Most events of an organization's waiting appends committed together (ORG_WRITE_GROUP_MAX_EVENTS); 0: one each. */
   maxGroupEvents: number;
+  /**
+   * Whether an append writes its rows without first looking up which identities are stored, and is run again with the
+   * lookup only when the dedupe index refuses one (EVENT_LOG_OPTIMISTIC_APPEND).
+   */
+  optimisticAppend?: boolean;
   /** Called after each commit of appends with how many requests it held (metrics). */
   onTransaction?: (requests: number) => void;
 }
@@ -88,15 +93,17 @@ export function createEventLog(deps: EventLogDeps): EventLog {
    * One transaction for the requests of a batch. When it fails for another reason than a storage outage, each request
    * is appended again alone, so a request failing on its own input fails alone.
    */
-  async function runBatch(orgId: string, requests: PreparedRequest[]): Promise<JobOutcome<Appended>[]> {
+  async function runBatch(orgId: string, requests: PreparedRequest[], assumeNew = deps.optimisticAppend === true): Promise<JobOutcome<Appended>[]> {
     let out: Awaited<ReturnType<typeof appendLocked>>;
     try {
-      out = await deps.db.transaction(async (tx) => appendLocked(tx, orgId, await lockOrgSeq(tx, orgId), requests, sink, new Date()));
+      out = await deps.db.transaction(async (tx) => appendLocked(tx, orgId, await lockOrgSeq(tx, orgId), requests, sink, new Date(), assumeNew));
     } catch (err) {
+      // An identity stored already: nothing of this transaction is kept; the same requests again, looked up first.
+      if (assumeNew && isDuplicateIdentity(err)) return runBatch(orgId, requests, false);
       if (requests.length === 1 || isStorageUnavailable(err)) throw err;
       const outcomes: JobOutcome<Appended>[] = [];
       for (const r of requests) {
-        const alone = await runBatch(orgId, [r]).catch((error: unknown) => [{ ok: false as const, error }]);
+        const alone = await runBatch(orgId, [r], assumeNew).catch((error: unknown) => [{ ok: false as const, error }]);
         outcomes.push(alone[0]);
       }
       return outcomes;

@@ -1,11 +1,11 @@
 // Decodes one Firehose record (base64 of gzipped subscription payloads, or plain text/JSON) into audit events; never throws.
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { DomainError } from '../../shared/domain-errors.js';
-import { isControlMessage, payloadKind, toLogBatch } from '../cloudwatch/cloudwatch-payload.js';
+import { isControlMessage, jsonObjectOrNull, subscriptionPayloadOf, toLogBatch } from '../cloudwatch-logs/cloudwatch-logs-codec.js';
 import { decodeBase64, isGzip } from '../compression.js';
 import { ownIdentity } from '../dedupe-key.js';
 import { gunzipMembers } from '../gzip-members.js';
-import { parseJsonText, utf8OrNull } from '../json-text.js';
+import { utf8OrNull } from '../json-text.js';
 import { logBatchToEvents } from '../log-batch-events.js';
 import { normalizeMessage } from '../normalize/index.js';
 import { isObject } from '../../shared/input-safety.js';
@@ -44,24 +44,14 @@ function recordKey(ctx: FirehoseRecordContext, index: number): string {
   return ownIdentity.firehoseRecord(ctx.requestId, index);
 }
 
-function jsonOrNull(text: string): unknown {
-  const t = text.trim();
-  if (!t.startsWith('{') || !t.endsWith('}')) return null;
-  try {
-    return parseJsonText(t);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The payloads of one decoded text: the whole text, or, when it is several lines of which at least one is a CloudWatch
  * subscription payload (what account-level and cross-account subscriptions deliver), each non-empty line.
  */
 function splitPayloads(text: string): string[] {
-  if (!text.includes('\n') || jsonOrNull(text) !== null) return [text];
+  if (!text.includes('\n') || jsonObjectOrNull(text) !== null) return [text];
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  return lines.some((l) => payloadKind(jsonOrNull(l)) === 'subscription') ? lines : [text];
+  return lines.some((l) => subscriptionPayloadOf(l) !== null) ? lines : [text];
 }
 
 /** The record's parts: base64-decoded, each gzip member decompressed on its own, then split into payloads. */
@@ -125,8 +115,8 @@ function rawPart(ctx: FirehoseRecordContext, at: PartPlace, reason: string, data
  */
 function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, data: string): { events: NewAuditEvent[]; empty: number } {
   const firehose = { ...ctx.firehose, recordIndex: at.index, part: at.part };
-  const json = jsonOrNull(text);
-  if (json !== null && payloadKind(json) === 'subscription') {
+  const json = subscriptionPayloadOf(text);
+  if (json !== null) {
     if (isControlMessage(json)) return { events: [], empty: 0 };
     try {
       const batch = toLogBatch(json, Number.MAX_SAFE_INTEGER);

@@ -3,6 +3,7 @@ import { inflateRawSync, inflateSync, gunzipSync, constants as zlibConstants } f
 import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyRequest } from 'fastify';
 import { commonAttributesSchema } from './firehose-schemas.js';
+import { Unauthenticated } from '../../shared/domain-errors.js';
 
 export const REQUEST_ID_HEADER = 'x-amz-firehose-request-id';
 export const ACCESS_KEY_HEADER = 'x-amz-firehose-access-key';
@@ -70,7 +71,7 @@ export function commonAttributesOf(headers: Readonly<IncomingHttpHeaders>): Comm
 export async function requireAccessKeyHeader(request: FastifyRequest): Promise<void> {
   if (header(request.headers, ACCESS_KEY_HEADER) !== null) return;
   const hint = request.headers.authorization ? ' (this request sent an Authorization header instead; Firehose sends the endpoint access key in X-Amz-Firehose-Access-Key)' : '';
-  throw request.server.httpErrors.unauthorized(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
+  throw new Unauthenticated(`an API key is required in the X-Amz-Firehose-Access-Key header${hint}`);
 }
 
 function decodePrefix(bytes: Buffer, encoding: string): string {

@@ -8,7 +8,6 @@ export const firehoseRequestSchema = z.object({
   records: z.array(z.unknown()),
 });
 
-export type FirehoseRequest = z.output<typeof firehoseRequestSchema>;
 
 /** `X-Amz-Firehose-Common-Attributes: {"commonAttributes":{...}}`, the endpoint parameters configured on the stream. */
 export const commonAttributesSchema = z.object({

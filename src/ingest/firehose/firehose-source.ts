@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { NewAuditEvent } from '../../audit/audit-types.js';
 import { InvalidInput, TooLarge } from '../../shared/domain-errors.js';
 import { zodIssues } from '../../shared/zod-issues.js';
-import type { EventsContext, IngestSource, SourceEvents, SourceSettings } from '../ingest-source.js';
+import type { EventsContext, IngestSource, SourceEvents } from '../ingest-source.js';
 import { parseTimestamp } from '../normalize/index.js';
 import { firehoseRecordEvents, type FirehoseRecordContext } from './firehose-records.js';
 import { ACCESS_KEY_HEADER, commonAttributesOf, headerRequestId, peekBodyRequestId, requireAccessKeyHeader, sourceArnOf } from './firehose-request.js';
@@ -76,7 +76,8 @@ export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecor
   return { events, empty: emptyRecords + emptyEntries, chunked: true, info: { requestId, records: parsed.data.records.length, emptyRecords } };
 }
 
-export function firehoseSource(settings: SourceSettings): IngestSource {
+/** `maxRecords`: FIREHOSE_MAX_RECORDS. */
+export function firehoseSource(settings: { maxRecords: number }): IngestSource {
   return {
     name: 'firehose',
     paths: ['/firehose'],
@@ -84,11 +85,12 @@ export function firehoseSource(settings: SourceSettings): IngestSource {
     answerSchema: z.object({ requestId: z.string(), timestamp: z.number().int() }),
     errorSchema: z.object({ requestId: z.string(), timestamp: z.number().int(), errorMessage: z.string() }),
     accepts: { 'application/json': 'exact-json' },
+    documentedBody: firehoseRequestSchema,
     keyHeader: ACCESS_KEY_HEADER,
     beforeAuth: requireAccessKeyHeader,
     // Firehose gives every record an identity (request id + record index): retries are safe without Idempotency-Key.
     idempotency: false,
-    toEvents: (body, ctx) => firehoseEvents(body, ctx, settings.firehoseMaxRecords),
+    toEvents: (body, ctx) => firehoseEvents(body, ctx, settings.maxRecords),
     answer(result, { request }) {
       const { requestId, records, emptyRecords } = result.info as DeliveryInfo;
       request.log.info({ requestId, records, emptyRecords, emptyEntries: result.empty, accepted: result.accepted, duplicates: result.duplicates }, 'firehose delivery stored');

@@ -5,13 +5,13 @@ import { Server, ServerCredentials, status as GrpcStatus, type sendUnaryData, ty
 import type { Logger } from 'pino';
 import type { Authenticator } from '../../auth/authenticate.js';
 import { toErrorResponse } from '../../http/error-handler.js';
-import { ForbiddenError } from '../../http/errors.js';
 import { exportResponse } from '../otlp/answers.js';
 import type { OtlpSignal } from '../otlp/decode.js';
 import { exportEvents, rejectMessage, type OtlpLimits } from '../otlp/export-events.js';
 import type { OtlpTypes } from '../otlp/proto-types.js';
 import { storeEvents, type StoreDeps } from '../store-events.js';
 import { grpcFailure } from './grpc-status.js';
+import { Forbidden } from '../../shared/domain-errors.js';
 
 export interface OtlpGrpcOptions extends StoreDeps {
   types: OtlpTypes;
@@ -57,7 +57,7 @@ export function createOtlpGrpcReceiver(opts: OtlpGrpcOptions): OtlpGrpcReceiver 
     // The authenticator reads only the authorization header when cookies are off.
     const request = { headers: { authorization: bearerOf(call) }, cookies: {}, method: 'POST' } as unknown as Parameters<Authenticator['resolve']>[0];
     const ctx = await opts.auth.resolve(request, { cookie: false });
-    if (!ctx.scopes.includes('ingest:write')) throw new ForbiddenError('missing permission ingest:write', 'missing_scope');
+    if (!ctx.scopes.includes('ingest:write')) throw new Forbidden('missing permission ingest:write', 'missing_scope');
     const out = exportEvents(opts.types, opts.limits, signal, call.request, 'protobuf', { receivedAt: new Date() });
     if (out.notToolCalls) opts.metrics.ingestEvents.inc({ source: 'otlp', outcome: 'not_tool_call' }, out.notToolCalls);
     await storeEvents(opts, ctx.orgId, 'otlp', out.events);

@@ -7,7 +7,6 @@ import { stringAttr, textAttr, type Attributes } from './attributes.js';
 export const ACTION_ATTRIBUTE = 'audit.action';
 
 export const SPAN_KIND_SERVER = 2;
-export const SPAN_KIND_CLIENT = 3;
 const KIND_NAMES = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 
 export function spanKindName(kind: number): string {

@@ -1,5 +1,6 @@
-// Log batches' shared metadata stored once (migration 010), both backends: listing and export give back exactly the
-// metadata the sources made (the whole metadata each row held before), and each distinct context is one row per org.
+// An event's metadata reads back as the source made it, both backends, though a log batch's shared part is stored once
+// per organization (migrations 010, 046): listing and export give back exactly that metadata, by one rule for every
+// source, and each distinct shared part is one row per organization.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
@@ -34,13 +35,16 @@ function subscription(stream: string, firstId: number, extra: Record<string, unk
   };
 }
 
-describe('ownMetadata', () => {
+describe('the own part of an event\'s metadata (ownMetadata)', () => {
   const cw = { logGroup: 'g', logStream: 's', subscriptionFilters: ['f'] };
   const shared = { source_detail: 'g', payloadFormat: 'subscription', cloudwatch: cw };
 
-  it('keeps the keys not shared, and of metadata.cloudwatch the entry\'s own', () => {
+  it('keeps the keys not shared, and of a shared object the entry\'s own keys, whatever the key is named', () => {
     expect(ownMetadata({ source_detail: 'g', traceId: null, payloadFormat: 'subscription', cloudwatch: cw }, shared)).toEqual({ traceId: null });
     expect(ownMetadata({ source_detail: 'g', payloadFormat: 'subscription', cloudwatch: { ...cw, eventId: '1' } }, shared)).toEqual({ cloudwatch: { eventId: '1' } });
+    const resource = { service: 'svc', host: 'h' };
+    expect(ownMetadata({ kind: 'span', resource: { ...resource, pid: 7 } }, { resource })).toEqual({ kind: 'span', resource: { pid: 7 } });
+    expect(ownMetadata({ kind: 'span', resource }, { resource })).toEqual({ kind: 'span' });
     // A `__proto__` key is kept as a key of its own, not taken as the object's prototype.
     const own = ownMetadata({ ...shared, ...(JSON.parse('{"__proto__": {"x": 1}}') as object) }, shared);
     expect(JSON.stringify(own)).toBe('{"__proto__":{"x":1}}');
@@ -54,7 +58,7 @@ describe('ownMetadata', () => {
   });
 });
 
-describe.each(backendNames)('shared metadata of log batches (%s)', (backendName) => {
+describe.each(backendNames)('metadata read as sent (%s)', (backendName) => {
   const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
 
   /** `expected` as Postgres hands back a stored jsonb (its key order): the text each row's metadata had before. */
@@ -89,6 +93,17 @@ describe.each(backendNames)('shared metadata of log batches (%s)', (backendName)
     const lines = (await exported(org)).filter((e) => e.source !== 'system');
     expect(lines.map((e) => JSON.stringify(e.metadata))).toEqual(want);
   }
+
+  it('puts any source\'s parts back by the one rule in SQL: own keys over shared ones, objects merged one level down', async () => {
+    const read = async (own: unknown, shared: unknown) =>
+      JSON.stringify((await app.ctx.db.query<{ m: unknown }>('SELECT audit_event_metadata($1::jsonb, $2::jsonb) AS m', [JSON.stringify(own), shared === null ? null : JSON.stringify(shared)])).rows[0].m);
+    const [whole] = await asStored([{ kind: 'span', p: 's', resource: { host: 'h', pid: 7, service: 'svc' } }]);
+    expect(await read({ kind: 'span', resource: { pid: 7 } }, { p: 's', resource: { service: 'svc', host: 'h' } })).toBe(whole);
+    // A shared object the event has no own keys of is read whole; without a shared part the metadata is the event's own.
+    const [cw] = await asStored([{ cloudwatch: { logGroup: 'g' }, source_detail: 'g' }]);
+    expect(await read({}, { source_detail: 'g', cloudwatch: { logGroup: 'g' } })).toBe(cw);
+    expect(await read({ a: 1 }, null)).toBe(JSON.stringify({ a: 1 }));
+  });
 
   it('gives back the metadata of every CloudWatch way in: spec body, subscription (gzip), awslogs envelope, own event fields', async () => {
     const org = await createOrg(app.url);

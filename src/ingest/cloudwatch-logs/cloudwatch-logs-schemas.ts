@@ -6,11 +6,12 @@ export const MAX_EVENT_ID_LENGTH = 200;
 export const MAX_TIMESTAMP_LENGTH = 200;
 export const MAX_OWNER_LENGTH = 64;
 
-/** CloudWatch event ids are 56-digit numbers: kept as strings (numbers are written out; big ones arrive quoted). */
-export const eventIdSchema = z.union([z.string().trim().min(1).max(MAX_EVENT_ID_LENGTH), z.number().int().nonnegative().transform(String)]);
+/** (Each use is its own instance: a zod schema used twice in one document is written once by the OpenAPI generator.)
+ * CloudWatch event ids are 56-digit numbers: kept as strings (numbers are written out; big ones arrive quoted). */
+export const eventIdSchema = () => z.union([z.string().trim().min(1).max(MAX_EVENT_ID_LENGTH), z.number().int().nonnegative().transform(String)]);
 
 /** ISO 8601 or epoch ms/s, as a string or number; an unparseable value falls back to the message's time, then now. */
-const timestampValue = z.union([z.string().max(MAX_TIMESTAMP_LENGTH), z.number()]).nullish();
+const timestampValue = () => z.union([z.string().max(MAX_TIMESTAMP_LENGTH), z.number()]).nullish();
 
 /** CloudWatch Logs names log groups and log streams with 1 to 512 characters; each event keeps both, so both are bounded. */
 export const MAX_NAME_LENGTH = 512;
@@ -22,9 +23,9 @@ export const specBodySchema = z.object({
   owner: z.string().max(MAX_OWNER_LENGTH).optional(),
   events: z.array(
     z.object({
-      id: eventIdSchema.optional(),
+      id: eventIdSchema().optional(),
       message: z.string(),
-      timestamp: timestampValue,
+      timestamp: timestampValue(),
     }),
   ),
 });
@@ -40,8 +41,8 @@ export const subscriptionPayloadSchema = z.object({
   policyLevel: z.string().max(64).optional(),
   logEvents: z.array(
     z.object({
-      id: eventIdSchema.optional(),
-      timestamp: timestampValue,
+      id: eventIdSchema().optional(),
+      timestamp: timestampValue(),
       message: z.string(),
       extractedFields: z.record(z.string().max(200), z.unknown()).optional(),
     }),
@@ -53,5 +54,3 @@ export const awslogsEnvelopeSchema = z.object({
   awslogs: z.object({ data: z.string().min(1) }),
 });
 
-export type SpecBody = z.output<typeof specBodySchema>;
-export type SubscriptionPayload = z.output<typeof subscriptionPayloadSchema>;

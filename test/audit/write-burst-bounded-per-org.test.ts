@@ -1,12 +1,12 @@
-// Writes queue per organization in the process: a burst of one organization is bounded (429 beyond ORG_WRITE_QUEUE_MAX
-// waiting) and does not hold back another organization's writes. Postgres only: on the embedded database every query
+// A burst of one organization's writes is bounded and does not hold back another organization's: 429 beyond
+// ORG_WRITE_QUEUE_MAX waiting, the waiting ones stored whole. Postgres only: on the embedded database every query
 // waits for the one connection, so a held write would hold everything there.
 import { describe, expect, it } from 'vitest';
 import { realBackendAvailable } from '../helpers/backends.js';
 import { bearer, createOrg, http, postEvents, toolCall } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 
-describe.runIf(realBackendAvailable)('writes queued per organization (Postgres)', () => {
+describe.runIf(realBackendAvailable)('a write burst bounded per organization (Postgres)', () => {
   const { app } = suiteApp('real', { ORG_WRITE_QUEUE_MAX: '2', ANOMALY_MIN_RATE: '1000000000' });
 
   it('refuses writes beyond ORG_WRITE_QUEUE_MAX waiting with 429 and Retry-After; the waiting ones are stored whole', async () => {

@@ -1,5 +1,6 @@
-// The server, session and tool filters through their hash-keyed indexes (migration 011), both backends: a rare value's
-// page is read through its index in both orders and after a cursor, and two values sharing a hash are kept apart.
+// The server, session and tool filters keep values apart though their indexes are keyed by a hash (migration 011),
+// both backends: two values sharing a hash are never mixed, and a rare value's page is read through its index in both
+// orders and after a cursor.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
 import { createOrg, http, type TestOrg } from '../helpers/app.js';
@@ -11,8 +12,8 @@ const EVENTS = 20_000;
 /** Two server ids whose hashtext is the same (found by searching mcp-server-1 .. 300000). */
 const TWINS = ['mcp-server-86594', 'mcp-server-184712'];
 
-describe.each(backendNames)('hash-keyed filter indexes (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+describe.each(backendNames)('filters keep values apart (%s)', (backendName) => {
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
   let org: TestOrg;
 
   beforeAll(async () => {

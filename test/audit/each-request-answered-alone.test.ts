@@ -1,5 +1,6 @@
-// Group commit: ingest requests of one organization that wait behind its running write are stored in one transaction,
-// each answered with its own counts as if they had run one after another, and streamed once, in seq order.
+// Each request is answered alone, whatever it is appended with: requests of one organization that wait behind its
+// running write (and are appended together, group commit) each get their own counts as if they had run one after
+// another, fail alone on their own input, and are streamed once, in seq order.
 import { describe, expect, it } from 'vitest';
 import type { Db } from '../../src/db/db.js';
 import type { NewAuditEvent } from '../../src/audit/audit-types.js';
@@ -63,7 +64,7 @@ function event(key: string, extra: Partial<NewAuditEvent> = {}): NewAuditEvent {
   return { type: 'tool_call', source: 'raw', occurredAt: new Date(), serverId: 'srv-1', toolName: 'direct', action: 'allow', latencyMs: 1, metadata: {}, dedupeKey: key, ...extra };
 }
 
-describe.each(backendNames)('group commit (%s)', (backendName) => {
+describe.each(backendNames)('each request answered alone (%s)', (backendName) => {
   const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
 
   it('stores the requests waiting behind the running write in one transaction, each with its own answer, streamed once in order', async () => {

@@ -1,13 +1,15 @@
-// Decodes what CloudWatch Logs senders post (spec body, subscription payload, awslogs envelope, gzip) into one LogBatch shape.
+// The CloudWatch Logs codec, shared by the cloudwatch and firehose sources: what CloudWatch Logs senders post (spec body,
+// subscription payload, awslogs envelope, gzip) decoded into one LogBatch shape, validated by the zod schemas beside it.
 import type { ZodType } from 'zod';
 import { InvalidInput, TooLarge } from '../../shared/domain-errors.js';
 import { zodIssues } from '../../shared/zod-issues.js';
 import { isObject } from '../../shared/input-safety.js';
 import { decodeBase64 } from '../compression.js';
 import { parseMaybeGzippedJson } from '../content-types.js';
+import { parseJsonText } from '../json-text.js';
 import { parseTimestamp } from '../normalize/index.js';
 import { checkEntryCount } from '../store-events.js';
-import { awslogsEnvelopeSchema, MAX_EVENT_ID_LENGTH, MAX_NAME_LENGTH, MAX_OWNER_LENGTH, MAX_TIMESTAMP_LENGTH, specBodySchema, subscriptionPayloadSchema } from './cloudwatch-schemas.js';
+import { awslogsEnvelopeSchema, specBodySchema, subscriptionPayloadSchema } from './cloudwatch-logs-schemas.js';
 
 export type BatchFormat = 'spec' | 'subscription';
 
@@ -67,36 +69,6 @@ function checkCount(body: unknown, key: 'events' | 'logEvents', maxEntries: numb
   if (isObject(body) && Array.isArray(body[key])) checkEntryCount(body[key].length, maxEntries);
 }
 
-/** A trimmed string of 1 to `max` characters, or null (as `z.string().trim().min(1).max(max)` would accept it). */
-function trimmedName(value: unknown, max: number): string | null {
-  if (typeof value !== 'string') return null;
-  const t = value.trim();
-  return t.length >= 1 && t.length <= max ? t : null;
-}
-
-/**
- * The LogBatch of a spec body in its usual form (string ids, string or number timestamps), read without the schema:
- * exactly what specBodySchema would give, or null for anything else (then the schema decides, with its issue paths).
- */
-function plainSpecBody(body: unknown): LogBatch | null {
-  if (!isObject(body) || !Array.isArray(body.events)) return null;
-  const logGroup = trimmedName(body.logGroup, MAX_NAME_LENGTH);
-  const logStream = trimmedName(body.logStream, MAX_NAME_LENGTH);
-  const owner = body.owner;
-  if (logGroup === null || logStream === null || (owner !== undefined && (typeof owner !== 'string' || owner.length > MAX_OWNER_LENGTH))) return null;
-  const events: LogEventEntry[] = new Array(body.events.length);
-  for (let i = 0; i < events.length; i++) {
-    const e: unknown = body.events[i];
-    if (!isObject(e) || typeof e.message !== 'string') return null;
-    const id = e.id === undefined ? null : trimmedName(e.id, MAX_EVENT_ID_LENGTH);
-    if (e.id !== undefined && id === null) return null;
-    const raw = e.timestamp ?? null;
-    if (raw !== null && !(typeof raw === 'string' && raw.length <= MAX_TIMESTAMP_LENGTH) && !(typeof raw === 'number' && Number.isFinite(raw))) return null;
-    events[i] = { id, message: e.message, timestamp: parseTimestamp(raw), rawTimestamp: raw, extractedFields: null };
-  }
-  return { format: 'spec', messageType: null, logGroup, logStream, owner: owner ?? null, subscriptionFilters: null, policyLevel: null, events };
-}
-
 /**
  * A LogBatch from a parsed spec body or subscription payload (not the envelope). Throws InvalidInput with issue paths for
  * the wrong shape and TooLarge for too many entries. `prefix` names where the payload sat (e.g. `awslogs.data`) in issue paths.
@@ -119,8 +91,6 @@ export function toLogBatch(body: unknown, maxEntries: number, prefix = ''): LogB
   }
   if (kind === 'spec' || kind === 'unknown') {
     checkCount(body, 'events', maxEntries);
-    const fast = plainSpecBody(body);
-    if (fast) return fast;
     const p = parseWith(specBodySchema, body, prefix);
     return {
       format: 'spec',
@@ -134,6 +104,23 @@ export function toLogBatch(body: unknown, maxEntries: number, prefix = ''): LogB
     };
   }
   throw new InvalidInput('an awslogs envelope cannot be nested inside another payload', [{ path: prefix || '(root)', message: 'unexpected awslogs' }]);
+}
+
+/** The value of a decoded text when it is one JSON object (integers beyond 2^53 kept as digit strings), else null. */
+export function jsonObjectOrNull(text: string): unknown {
+  const t = text.trim();
+  if (!t.startsWith('{') || !t.endsWith('}')) return null;
+  try {
+    return parseJsonText(t);
+  } catch {
+    return null;
+  }
+}
+
+/** The subscription payload a decoded text holds (e.g. a Firehose record's line), else null. */
+export function subscriptionPayloadOf(text: string): unknown {
+  const json = jsonObjectOrNull(text);
+  return payloadKind(json) === 'subscription' ? json : null;
 }
 
 /** The subscription payload inside `{"awslogs":{"data":"<base64 of gzip>"}}`, decoded and bounded by `limit` bytes. */
