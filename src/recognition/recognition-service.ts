@@ -52,7 +52,7 @@ export interface Recognition {
   recognizerFor(orgId: string): Promise<Recognizer>;
   /** A recognizer over the given organization profiles (the test endpoint's). */
   recognizerWith(org: readonly CompiledProfile[]): Recognizer;
-  /** Stores what the request's recognizer tallied as unrecognized. */
+  /** Stores what the request's recognizer tallied as unrecognized (after its events are stored; a failure is logged). */
   record(orgId: string, recognizer: Recognizer): Promise<void>;
   /** Tells every instance (this one included) that the organization's profiles changed. */
   changed(orgId: string): Promise<void>;
@@ -112,7 +112,12 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
     },
     recognizerWith,
     async record(orgId, recognizer) {
-      await addUnrecognized(deps.db, orgId, recognizer.tallies(), settings.unrecognizedMaxNames);
+      // After the events are committed: a report that cannot be written is logged, never fails the stored request.
+      try {
+        await addUnrecognized(deps.db, orgId, recognizer.tallies(), settings.unrecognizedMaxNames);
+      } catch (err) {
+        deps.logger.warn({ orgId, err: { message: (err as Error).message } }, 'unrecognized records could not be counted');
+      }
     },
     async changed(orgId) {
       cache.delete(orgId);

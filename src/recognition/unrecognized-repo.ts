@@ -1,6 +1,7 @@
 // SQL for the counts of unrecognized records per organization, source and name, with one sample each; bounded in rows.
 import type { Queryable } from '../db/db.js';
 import { OTHER_NAME, type UnrecognizedTally } from '../ingest/recognition/recognizer.js';
+import { storableText } from '../shared/input-safety.js';
 
 export interface UnrecognizedRow {
   source: string;
@@ -17,7 +18,7 @@ export interface UnrecognizedRow {
  */
 export async function addUnrecognized(db: Queryable, orgId: string, tallies: UnrecognizedTally[], maxNames: number): Promise<void> {
   if (!tallies.length) return;
-  const input = JSON.stringify(tallies.map((t) => ({ source: t.source, name: t.name, n: t.count, sample: t.sample })));
+  const input = JSON.stringify(tallies.map((t) => ({ source: t.source, name: storableText(t.name), n: t.count, sample: storableText(t.sample) })));
   await db.query(
     `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(source text, name text, n bigint, sample text)),
      known AS (
