@@ -49,13 +49,20 @@ function requireReader(auth: Authenticator) {
 type ProfileInput = z.output<typeof profileInput>;
 
 /** Compiles a written profile (version 1 for the test) or answers 400 naming the expression that fails. */
-function compileOr400(recognition: Recognition, input: ProfileInput, path: string): CompiledProfile {
+function compileOr400(recognition: Recognition, input: ProfileInput, path: string, maxCost: number): CompiledProfile {
+  let compiled: CompiledProfile;
   try {
-    return recognition.compile({ ...input, version: 1 });
+    compiled = recognition.compile({ ...input, version: 1 });
   } catch (err) {
     if (err instanceof ProfileCompileError) throw new BadRequestError(`profile ${input.id}: ${err.message}`, [{ path: `${path}.${err.path}`, message: err.message }]);
     throw err;
   }
+  // A profile that alone may cost more than a record's budget would never be evaluated.
+  if (compiled.cost > maxCost) {
+    const message = `may cost ${compiled.cost} per record, more than RECOGNITION_MAX_COST_PER_RECORD (${maxCost}): fewer nodes or comprehensions`;
+    throw new BadRequestError(`profile ${input.id}: ${message}`, [{ path, message }]);
+  }
+  return compiled;
 }
 
 function viewOf(p: Profile, times?: { createdAt: string; updatedAt: string }) {
@@ -119,7 +126,7 @@ export function registerRecognitionRoutes(fastify: FastifyInstance, deps: Recogn
     async (request, reply) => {
       const orgId = authOf(request).orgId;
       const input = request.body;
-      compileOr400(deps.recognition, input, '(body)');
+      compileOr400(deps.recognition, input, '(body)', settings.maxCostPerRecord);
       const { stored, created } = await deps.db.transaction(async (tx) => {
         await lockOrgProfiles(tx, orgId);
         const existing = await listProfiles(tx, orgId, settings.maxProfilesPerOrg + 1);
@@ -154,7 +161,7 @@ export function registerRecognitionRoutes(fastify: FastifyInstance, deps: Recogn
     async (request) => {
       const orgId = authOf(request).orgId;
       const b = request.body;
-      const drafts = (b.profiles ?? []).map((p, i) => compileOr400(deps.recognition, p, `profiles.${i}`));
+      const drafts = (b.profiles ?? []).map((p, i) => compileOr400(deps.recognition, p, `profiles.${i}`, settings.maxCostPerRecord));
       if (drafts.length > settings.maxProfilesPerOrg) throw new BadRequestError(`more than ${settings.maxProfilesPerOrg} draft profiles (RECOGNITION_MAX_PROFILES_PER_ORG)`);
       const stored = b.useStored ? await deps.recognition.orgProfiles(orgId) : [];
       const recognizer = deps.recognition.recognizerWith([...drafts, ...stored]);

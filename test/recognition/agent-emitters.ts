@@ -93,7 +93,7 @@ export async function runAiSdk(sessionId: string): Promise<ReadableSpan[]> {
       weather: tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, celsius: 21 }) }),
       deleteFile: tool({
         inputSchema: z.object({ path: z.string() }),
-        execute: async () => {
+        execute: async (): Promise<{ deleted: boolean }> => {
           throw new Error('read-only file system');
         },
       }),
