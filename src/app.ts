@@ -48,6 +48,8 @@ import { registerSessionRoutes } from './sessions/session-routes.js';
 import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
 import { createProxyFeature, type AppendEvents, type ProxyFeature } from './proxy/proxy-feature.js';
 import { Unavailable } from './shared/domain-errors.js';
+import { createRecognition, type Recognition } from './recognition/recognition-service.js';
+import { registerRecognitionRoutes } from './recognition/recognition-routes.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -84,6 +86,8 @@ export interface AppContext {
   eventLog: EventLog;
   /** The MCP proxy (/mcp/:serverId and /api/v1/mcp/*). */
   proxy: ProxyFeature;
+  /** Recognition profiles (built-in and the organizations' own) and the unrecognized tallies. */
+  recognition: Recognition;
   logger: Logger;
   /** The OTLP/gRPC receiver's bound port once the app is ready; null when OTLP_GRPC_PORT is unset. */
   otlpGrpcPort: () => number | null;
@@ -196,6 +200,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   const onPageCut = () => metrics.pagesCutByBytes.inc();
   const hub = createStreamHub({ config, db, replica, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
+  const recognitionSettings = {
+    maxProfilesPerOrg: config.RECOGNITION_MAX_PROFILES_PER_ORG,
+    maxExpressionChars: config.RECOGNITION_MAX_EXPRESSION_CHARS,
+    maxExpressionNodes: config.RECOGNITION_MAX_EXPRESSION_NODES,
+    maxCostPerRecord: config.RECOGNITION_MAX_COST_PER_RECORD,
+    cacheMs: config.RECOGNITION_PROFILE_CACHE_MS,
+    unrecognizedMaxNames: config.RECOGNITION_UNRECOGNIZED_MAX_NAMES,
+    sampleBytes: config.RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES,
+  };
+  const recognition = createRecognition({ db, control: bus.control, logger, settings: recognitionSettings });
   const anomaly = createAnomalyFeature({ config, db, auth, eventLog, logger, metrics });
   // The proxy's one dependency on the write path: appending events to an organization's log.
   const appendEvents: AppendEvents = (orgId, events) => eventLog.append(orgId, events, { internal: true });
@@ -274,6 +288,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     bodyLimit: config.BODY_LIMIT_BYTES,
     maxEntries: config.INGEST_MAX_ENTRIES,
     eventCost: { maxEventBytes: config.INGEST_MAX_EVENT_BYTES },
+    recognition,
   });
   // OTLP/gRPC on its own port (OTLP_GRPC_PORT), listening with the app and closed before its resources.
   let otlpGrpc: { receiver: OtlpGrpcReceiver; port: number } | null = null;
@@ -290,6 +305,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       maxEntries: config.INGEST_MAX_ENTRIES,
       maxMessageBytes: config.BODY_LIMIT_BYTES,
       maxConcurrentStreams: config.OTLP_GRPC_MAX_CONCURRENT_STREAMS,
+      recognition,
     });
     app.addHook('onReady', async () => {
       otlpGrpc = { receiver, port: await receiver.listen(config.HOST, grpcPort) };
@@ -299,6 +315,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       await receiver.close();
     });
   }
+  registerRecognitionRoutes(app, {
+    db,
+    auth,
+    reads,
+    recognition,
+    settings: recognitionSettings,
+    sources,
+    limits: { bodyBytes: config.BODY_LIMIT_BYTES, maxEntries: config.INGEST_MAX_ENTRIES },
+  });
   registerStreamRoutes(app, { auth, hub });
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
@@ -323,5 +348,5 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
   proxy.start();
-  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
+  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, recognition, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
 }

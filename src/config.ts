@@ -198,6 +198,20 @@ export const configSchema = z.object({
   PROXY_SWEEP_INTERVAL_MS: int(5000, 100, 3_600_000),
   PROXY_SWEEP_GRACE_MS: int(5000, 0, 3_600_000),
 
+  /** Recognition profiles an organization may add (tried before the built-in ones). */
+  RECOGNITION_MAX_PROFILES_PER_ORG: int(50, 1, 10_000),
+  /** Longest CEL expression of a profile, in characters, and most nodes of its parsed expression. */
+  RECOGNITION_MAX_EXPRESSION_CHARS: int(2000, 10, 100_000),
+  RECOGNITION_MAX_EXPRESSION_NODES: int(300, 5, 100_000),
+  /** What an organization's profiles may cost on one record (nodes × (1 + comprehensions × 256), summed over the profiles tried). */
+  RECOGNITION_MAX_COST_PER_RECORD: int(100_000, 1, 1_000_000_000),
+  /** How long an instance uses an organization's compiled profiles before reading them again (a change reaches every instance at once over the bus). */
+  RECOGNITION_PROFILE_CACHE_MS: int(60_000, 0, 3_600_000),
+  /** (source, name) rows of unrecognized records kept per organization; later names are counted under `(other)`. */
+  RECOGNITION_UNRECOGNIZED_MAX_NAMES: int(500, 1, 100_000),
+  /** Longest sample kept per unrecognized (source, name), in UTF-8 bytes. */
+  RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES: int(2048, 0, 65_536),
+
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 }).superRefine((c, ctx) => {
   if (c.DATABASE_READ_URL && !c.DATABASE_URL) ctx.addIssue({ code: 'custom', path: ['DATABASE_READ_URL'], message: 'needs DATABASE_URL (a replica of that database)' });

@@ -7,6 +7,7 @@ const id = z.string().min(1).max(256);
 export const controlMessageKinds = [
   z.object({ kind: z.literal('revoke_key'), keyId: id }),
   z.object({ kind: z.literal('end_login'), loginSessionId: id }),
+  z.object({ kind: z.literal('recognition_profiles_changed'), orgId: id }),
 ] as const;
 
 export const controlMessageSchema = z.discriminatedUnion('kind', controlMessageKinds);

@@ -32,6 +32,22 @@ export interface ProxyDryRun {
   rules: { ruleId: string; name: string; matched: boolean; error: string | null }[];
 }
 
+export interface RecognitionProfile {
+  id: string;
+  version: number;
+  description: string;
+  source: string;
+  when: string;
+  fields: Record<string, string>;
+}
+export interface UnrecognizedRow {
+  source: string;
+  name: string;
+  count: number;
+  sample: string;
+  lastSeen: string;
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -120,6 +136,13 @@ export const api = {
     addRule: (rule: ProxyRuleInput) => request<ProxyRule>('POST', '/api/v1/mcp/rules', rule),
     deleteRule: (id: string) => request<void>('DELETE', `/api/v1/mcp/rules/${encodeURIComponent(id)}`),
     dryRun: (call: { serverId: string; toolName: string; arguments: Record<string, unknown> }) => request<ProxyDryRun>('POST', '/api/v1/mcp/rules/dry-run', { call }),
+  },
+  /** Recognition profiles and the unrecognized report (recognition-view.ts). */
+  recognition: {
+    profiles: () => request<{ items: RecognitionProfile[]; builtin: RecognitionProfile[] }>('GET', '/api/v1/recognition/profiles'),
+    addProfile: (profile: unknown) => request<RecognitionProfile>('POST', '/api/v1/recognition/profiles', profile),
+    deleteProfile: (id: string) => request<void>('DELETE', `/api/v1/recognition/profiles/${encodeURIComponent(id)}`),
+    unrecognized: () => request<{ items: UnrecognizedRow[] }>('GET', '/api/v1/recognition/unrecognized?limit=200'),
   },
 };
 

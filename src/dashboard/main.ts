@@ -1,4 +1,4 @@
-// Dashboard entry point: checks the login, registers the screens (live, explore, API keys, MCP proxy), runs the one live stream they share, and handles organization switches and sign-out.
+// Dashboard entry point: checks the login, registers the screens (live, explore, API keys, MCP proxy, recognition), runs the one live stream they share, and handles organization switches and sign-out.
 import { api, isUnauthorized, type Me } from './api.js';
 import { byId, h } from './dom.js';
 import { EventPanel } from './event-detail.js';
@@ -8,6 +8,7 @@ import { KeysView } from './keys.js';
 import { LiveScreen } from './live-screen.js';
 import { ProxyView } from './proxy-view.js';
 import { LoginForm } from './login.js';
+import { RecognitionView } from './recognition-view.js';
 import { Screens } from './screens.js';
 import { SessionCalls } from './session-calls.js';
 import { LiveStream, type ConnectionState } from './stream.js';
@@ -51,6 +52,7 @@ screens.register(live);
 screens.register(explore);
 screens.register(keys);
 screens.register(new ProxyView(notify, endedLogin));
+screens.register(new RecognitionView(notify, endedLogin));
 window.addEventListener('hashchange', () => current && screens.route(current));
 window.addEventListener('popstate', () => current && screens.route(current));
 

@@ -14,6 +14,7 @@ import { idempotencyClaim, idempotencyKeyOf } from './idempotency.js';
 import type { IngestSource, ReplyContext, SourceAnswer } from './ingest-source.js';
 import { ingestRouteSchema } from './ingest-route-schema.js';
 import { storeEvents } from './store-events.js';
+import type { Recognition } from '../recognition/recognition-service.js';
 
 export const INGEST_PREFIX = '/api/v1/ingest';
 
@@ -28,6 +29,8 @@ export interface IngestPluginOptions {
   maxEntries: number;
   /** INGEST_MAX_EVENT_BYTES: what one stored event may cost, applied to every source's events (boundEvent). */
   eventCost: EventCostBound;
+  /** The organizations' profiles and the built-in ones: each request's records are read by them first. */
+  recognition: Recognition;
 }
 
 function send(reply: FastifyReply, answer: SourceAnswer, status: number) {
@@ -82,7 +85,9 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
         const auth = authOf(request);
         const contentType = mediaTypeOf(request);
         const idempotencyKey = source.idempotency ? idempotencyKeyOf(request) : null;
+        const recognizer = await opts.recognition.recognizerFor(auth.orgId);
         const mapped = await source.toEvents(request.body, {
+          recognizer,
           idempotencyKey,
           receivedAt: new Date(),
           contentType,
@@ -96,6 +101,7 @@ function registerSource(scope: FastifyInstance, source: IngestSource, opts: Inge
         if (empty) opts.metrics.ingestEvents.inc({ source: source.name, outcome: 'empty' }, empty);
         const claim = source.idempotency ? idempotencyClaim(idempotencyKey, source.idempotency.claim, request.body) : undefined;
         const stored = await storeEvents(opts, auth.orgId, source.name, mapped.events, { idempotency: claim, chunked: mapped.chunked });
+        await opts.recognition.record(auth.orgId, recognizer);
         const result = { ...stored, notStored, empty, info: mapped.info };
         if (!source.answer) return { accepted: stored.accepted, duplicates: stored.duplicates };
         return send(reply, await source.answer(result, { request, contentType }), 200);

@@ -6,6 +6,7 @@ import type { ZodType } from 'zod';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { AuditSource } from '../contract/event-sources.js';
 import type { ErrorBody } from '../http/error-handler.js';
+import type { Recognizer } from './recognition/recognizer.js';
 
 /**
  * How a body of one content type reaches `toEvents` (after Content-Encoding decoding and the body limit):
@@ -30,6 +31,8 @@ export interface EventsContext {
   headers: Readonly<IncomingHttpHeaders>;
   /** BODY_LIMIT_BYTES (also the bound of anything decompressed from the body) and INGEST_MAX_ENTRIES. */
   limits: { bodyBytes: number; maxEntries: number };
+  /** The organization's profiles then the built-in ones, for this request (src/ingest/recognition/); none in pure uses. */
+  recognizer?: Recognizer;
 }
 
 /** What a body maps to. */

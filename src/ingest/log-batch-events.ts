@@ -7,6 +7,7 @@ import { dedupeKey, ownIdentity } from './dedupe-key.js';
 import { toAuditEvent, type LogSource } from './to-audit-event.js';
 import { nextTurn } from '../shared/event-loop-turns.js';
 import { isEmptyEntry } from './empty-entries.js';
+import type { Recognizer } from './recognition/recognizer.js';
 
 /** Subscription filter names kept on each event: CloudWatch allows 2 filters per log group, names of up to 512 characters. */
 export const MAX_FILTERS_PER_EVENT = 2;
@@ -69,6 +70,8 @@ export interface BatchEventOptions {
   sourceDetailFallback?: string | null;
   /** Extra metadata for every entry (e.g. the Firehose request id and record index). */
   extra?: (e: LogEventEntry, position: number) => Record<string, unknown>;
+  /** The request's profiles (EventsContext.recognizer). */
+  recognizer?: Recognizer;
 }
 
 /** The converter of a batch's entries: the audit event of the entry at a position, or null for an empty entry (isEmptyEntry). */
@@ -94,6 +97,7 @@ function entryConverter(batch: LogBatch, opts: BatchEventOptions): (i: number) =
       message: e.message,
       dedupeKey: keyFor(e, i),
       metadata,
+      recognizer: opts.recognizer,
     });
     event.sharedMetadata = sharedMetadata;
     return event;

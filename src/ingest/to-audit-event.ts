@@ -1,6 +1,9 @@
 // Turns one normalized log entry plus its source context into the NewAuditEvent the write path stores.
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { Normalized } from './normalize/index.js';
+import { applyRecognized } from './recognition/apply-recognized.js';
+import { messageView } from './recognition/record-view.js';
+import type { Recognizer } from './recognition/recognizer.js';
 
 export type LogSource = 'cloudwatch' | 'firehose' | 'datadog' | 'otlp';
 
@@ -18,6 +21,10 @@ export interface EntryContext {
   /** Source-specific metadata (log stream, owner, Datadog id and tags...), merged after the common fields. */
   metadata: Record<string, unknown>;
   dedupeKey: string;
+  /** The request's profiles: when given, they read the message first (recognizeMessage). */
+  recognizer?: Recognizer;
+  /** The record's name for profiles and the unrecognized report (the Datadog title); default its event field. */
+  name?: string | null;
 }
 
 /**
@@ -29,6 +36,31 @@ export interface EntryContext {
  * message, then the source's own fields.
  */
 export function toAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
+  const event = genericAuditEvent(n, ctx);
+  return ctx.recognizer ? recognizeMessage(event, n, ctx, ctx.recognizer) : event;
+}
+
+/**
+ * The profiles' reading of a message laid over the generic one (applyRecognized). A message no profile read that the
+ * generic reading did not make a tool call is tallied as unrecognized, with the message as its sample.
+ */
+function recognizeMessage(event: NewAuditEvent, n: Normalized, ctx: EntryContext, recognizer: Recognizer): NewAuditEvent {
+  const view = messageView({
+    source: ctx.source,
+    logGroup: ctx.sourceDetail,
+    message: ctx.message,
+    fields: n.fields,
+    timeMs: ctx.timestamp?.getTime() ?? null,
+    receivedMs: ctx.receivedAt.getTime(),
+  });
+  if (ctx.name) view.name = ctx.name;
+  const rec = recognizer.read(view);
+  if (rec) return applyRecognized(event, rec);
+  if (event.type !== 'tool_call') recognizer.unrecognized(view, () => ctx.message ?? '');
+  return event;
+}
+
+function genericAuditEvent(n: Normalized, ctx: EntryContext): NewAuditEvent {
   const metadata: Record<string, unknown> = {
     source_detail: ctx.sourceDetail,
     traceId: n.traceId ?? n.requestId ?? null,

@@ -61,7 +61,7 @@ describe('ingest plugin with a new source', () => {
     const config = testConfig({ ...backend.env, ADMIN_TOKEN, BODY_LIMIT_BYTES: String(BODY_LIMIT) });
     ctx = await buildApp(config);
     const auth = createAuthenticator(config, createAuthRepo(ctx.db));
-    await ctx.app.register(ingestPlugin, { prefix: '/api/v1/ingest', sources: [probe], auth, eventLog: ctx.eventLog, metrics: ctx.metrics, bodyLimit: BODY_LIMIT, maxEntries: 10, eventCost: { maxEventBytes: MIN_EVENT_BYTES } });
+    await ctx.app.register(ingestPlugin, { prefix: '/api/v1/ingest', sources: [probe], auth, eventLog: ctx.eventLog, metrics: ctx.metrics, bodyLimit: BODY_LIMIT, maxEntries: 10, eventCost: { maxEventBytes: MIN_EVENT_BYTES }, recognition: ctx.recognition });
     url = await ctx.app.listen({ host: '127.0.0.1', port: 0 });
     org = await createOrg(url);
   });

@@ -28,6 +28,7 @@ export function cloudWatchSource(): IngestSource {
         receivedAt: ctx.receivedAt,
         payloadFormat: decoded.envelope === 'awslogs' ? 'awslogs' : decoded.batch.format,
         idempotencyKey: ctx.idempotencyKey,
+        recognizer: ctx.recognizer,
       });
       return { events, empty };
     },

@@ -5,6 +5,7 @@ import { zodIssues } from '../../shared/zod-issues.js';
 import { dedupeKey, ownIdentity } from '../dedupe-key.js';
 import type { IngestSource } from '../ingest-source.js';
 import { normalizeDatadog, parseTimestamp } from '../normalize/index.js';
+import type { Recognizer } from '../recognition/recognizer.js';
 import { toAuditEvent } from '../to-audit-event.js';
 import { DATADOG_KNOWN_KEYS, datadogBodySchema, type DatadogBody } from './datadog-schemas.js';
 
@@ -34,7 +35,7 @@ function extras(body: Record<string, unknown>): Record<string, unknown> | undefi
 }
 
 /** The event; deduplicated only by its Datadog `id`, or the request's Idempotency-Key (position 0). */
-export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, receivedAt: Date, idempotencyKey: string | null = null): NewAuditEvent {
+export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, receivedAt: Date, idempotencyKey: string | null = null, recognizer?: Recognizer): NewAuditEvent {
   const body = d.body ?? d.text ?? null;
   const n = normalizeDatadog({ title: d.title ?? null, body, tags: d.tags ?? null });
   const id = present(d.id) ? d.id : null;
@@ -47,6 +48,8 @@ export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, recei
     receivedAt,
     message: body,
     dedupeKey: key,
+    recognizer,
+    name: d.title ?? null,
     metadata: {
       payloadFormat: 'datadog',
       datadog: {
@@ -71,10 +74,10 @@ export function datadogEvent(raw: Record<string, unknown>, d: DatadogBody, recei
 }
 
 /** The event of one webhook body (already parsed from JSON or form fields); InvalidInput when it is not a Datadog event. */
-export function datadogEvents(raw: unknown, receivedAt: Date, idempotencyKey: string | null): NewAuditEvent[] {
+export function datadogEvents(raw: unknown, receivedAt: Date, idempotencyKey: string | null, recognizer?: Recognizer): NewAuditEvent[] {
   const parsed = datadogBodySchema.safeParse(raw);
   if (!parsed.success) throw new InvalidInput('body is not one Datadog webhook event (a JSON object or form fields; check the webhook payload template); nothing was stored', zodIssues(parsed.error));
-  return [datadogEvent(raw as Record<string, unknown>, parsed.data, receivedAt, idempotencyKey)];
+  return [datadogEvent(raw as Record<string, unknown>, parsed.data, receivedAt, idempotencyKey, recognizer)];
 }
 
 export function datadogSource(): IngestSource {
@@ -86,6 +89,6 @@ export function datadogSource(): IngestSource {
     accepts: { 'application/json': 'exact-json', 'application/x-www-form-urlencoded': 'form', 'text/plain': 'exact-json' },
     idempotency: { claim: 'datadog' },
     documentedBody: datadogBodySchema,
-    toEvents: (body, ctx) => ({ events: datadogEvents(body, ctx.receivedAt, ctx.idempotencyKey) }),
+    toEvents: (body, ctx) => ({ events: datadogEvents(body, ctx.receivedAt, ctx.idempotencyKey, ctx.recognizer) }),
   };
 }

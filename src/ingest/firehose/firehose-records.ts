@@ -11,6 +11,7 @@ import { normalizeMessage } from '../normalize/index.js';
 import { isObject } from '../../shared/input-safety.js';
 import { toAuditEvent } from '../to-audit-event.js';
 import { isBlank } from '../empty-entries.js';
+import type { Recognizer } from '../recognition/recognizer.js';
 
 export interface FirehoseRecordContext {
   requestId: string;
@@ -25,6 +26,8 @@ export interface FirehoseRecordContext {
   budget: { remaining: number };
   /** Metadata every entry of this request carries under `firehose` (request id, timestamp, source ARN, attributes). */
   firehose: Record<string, unknown>;
+  /** The request's profiles (EventsContext.recognizer). */
+  recognizer?: Recognizer;
 }
 
 /**
@@ -96,6 +99,8 @@ function partEntry(ctx: FirehoseRecordContext, at: PartPlace, text: string | nul
     message: text,
     dedupeKey: at.key,
     metadata: { ...metadata, firehose: { ...ctx.firehose, recordIndex: at.index, part: at.part } },
+    // A part that failed to decode (no text) is stored as received, not read.
+    recognizer: text === null ? undefined : ctx.recognizer,
   });
 }
 
@@ -128,6 +133,7 @@ function payloadEvents(ctx: FirehoseRecordContext, at: PartPlace, text: string, 
         payloadFormat: 'firehose-subscription',
         keyFor: (e) => (e.id !== null ? ownIdentity.cloudwatch(e.id) : ownIdentity.firehoseEvent(recordKey(ctx, at.index), at.events.next++)),
         extra: () => ({ firehose }),
+        recognizer: ctx.recognizer,
       });
     } catch (err) {
       const issues = err instanceof DomainError && err.options.issues ? `: ${err.options.issues.map((i) => `${i.path} ${i.message}`).join('; ')}` : '';

@@ -56,6 +56,7 @@ export async function firehoseEvents(body: unknown, ctx: EventsContext, maxRecor
     sourceArn,
     recordLimit: ctx.limits.bodyBytes,
     budget: { remaining: ctx.limits.bodyBytes * FIREHOSE_DECODED_FACTOR },
+    recognizer: ctx.recognizer,
     firehose: {
       requestId,
       timestamp: parsed.data.timestamp,

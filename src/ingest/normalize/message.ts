@@ -8,6 +8,9 @@ import { parseLogfmtMessage } from './logfmt.js';
 import { extractTextHints } from './text.js';
 import { scanTraceIds } from './trace-ids.js';
 import { emptyNormalized, type Normalized, type NormalizedFormat } from './types.js';
+import { findInRecord, findInText, type Findings } from '../recognition/heuristic-fields.js';
+import { keyWords } from '../recognition/key-words.js';
+import { parseLatencyMs } from './latency.js';
 
 export interface MessageFindings {
   hints: Hints;
@@ -56,9 +59,50 @@ export function analyzeMessage(message: string): MessageFindings {
  */
 export function normalizeMessage(message: string): Normalized {
   try {
-    const { hints, format, fields } = analyzeMessage(typeof message === 'string' ? message : '');
-    return toNormalized(hints, format, fields);
+    const text = typeof message === 'string' ? message : '';
+    const { hints, format, fields } = analyzeMessage(text);
+    return withWordHeuristics(toNormalized(hints, format, fields), text);
   } catch {
     return emptyNormalized('text');
   }
+}
+
+/**
+ * Whether a tool word in the record's keys may name a tool: not next to MCP primitives (Tyk, Kong, MXCP; read above with
+ * their type, so a resource's or prompt's name is no tool), nor in a Lambda function's own context (`function_name`
+ * beside `function_arn`, Powertools' `lambda_function_name`).
+ */
+function toolWordsTrusted(fields: Record<string, unknown>): boolean {
+  for (const key of Object.keys(fields)) {
+    const words = keyWords(key);
+    if (words.includes('primitive')) return false;
+    if (words.includes('function') && (words.includes('arn') || words.includes('lambda'))) return false;
+  }
+  return true;
+}
+
+/**
+ * The last resort: what the spelling lists above left null, read by the word-based heuristics
+ * (src/ingest/recognition/heuristic-fields.ts) from the parsed fields, or from a text line (its leading time, a
+ * duration with a unit, a `server → tools/call tool` line). A value found by the spellings is never replaced.
+ */
+function withWordHeuristics(n: Normalized, text: string): Normalized {
+  const structured = n.format === 'json' || n.format === 'logfmt';
+  if (!structured && n.format !== 'text') return n;
+  const f: Findings = structured ? findInRecord(n.fields) : findInText(text);
+  const out = { ...n };
+  if (toolWordsTrusted(n.fields)) out.toolName ??= f.toolName;
+  out.serverId ??= f.serverId;
+  out.sessionId ??= f.sessionId;
+  // The same bounds as the spelling lists' latency: whole, non-negative milliseconds that fit a 32-bit integer.
+  out.latencyMs ??= f.latencyMs !== null ? parseLatencyMs(f.latencyMs) : null;
+  // A structured record's time is read at its top level only (above); a text line's leading time is its own.
+  if (!structured) out.timestamp ??= f.timestamp;
+  out.toolCallId ??= f.toolCallId;
+  out.method ??= f.method;
+  if (out.action === null && out.rawAction === null && f.action !== null) {
+    out.action = f.action;
+    out.actionWord = f.actionWord;
+  }
+  return out;
 }

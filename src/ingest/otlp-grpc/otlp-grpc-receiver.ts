@@ -12,6 +12,7 @@ import type { OtlpTypes } from '../otlp/proto-types.js';
 import { storeEvents, type StoreDeps } from '../store-events.js';
 import { grpcFailure } from './grpc-status.js';
 import { Forbidden } from '../../shared/domain-errors.js';
+import type { Recognition } from '../../recognition/recognition-service.js';
 
 export interface OtlpGrpcOptions extends StoreDeps {
   types: OtlpTypes;
@@ -22,6 +23,8 @@ export interface OtlpGrpcOptions extends StoreDeps {
   maxMessageBytes: number;
   /** OTLP_GRPC_MAX_CONCURRENT_STREAMS: exports in flight on one connection. */
   maxConcurrentStreams: number;
+  /** The organizations' profiles and the built-in ones, as on OTLP/HTTP. */
+  recognition: Recognition;
 }
 
 const raw = (b: Buffer) => b;
@@ -58,9 +61,11 @@ export function createOtlpGrpcReceiver(opts: OtlpGrpcOptions): OtlpGrpcReceiver 
     const request = { headers: { authorization: bearerOf(call) }, cookies: {}, method: 'POST' } as unknown as Parameters<Authenticator['resolve']>[0];
     const ctx = await opts.auth.resolve(request, { cookie: false });
     if (!ctx.scopes.includes('ingest:write')) throw new Forbidden('missing permission ingest:write', 'missing_scope');
-    const out = exportEvents(opts.types, opts.limits, signal, call.request, 'protobuf', { receivedAt: new Date() });
+    const recognizer = await opts.recognition.recognizerFor(ctx.orgId);
+    const out = exportEvents(opts.types, opts.limits, signal, call.request, 'protobuf', { receivedAt: new Date(), recognizer });
     if (out.notToolCalls) opts.metrics.ingestEvents.inc({ source: 'otlp', outcome: 'not_tool_call' }, out.notToolCalls);
     await storeEvents(opts, ctx.orgId, 'otlp', out.events);
+    await opts.recognition.record(ctx.orgId, recognizer);
     return exportResponse(opts.types, signal, 'protobuf', out.rejected, rejectMessage(out)).body as Buffer;
   }
 

@@ -46,7 +46,7 @@ export function otlpSource(settings: OtlpSettings): IngestSource {
     toEvents(body, ctx): SourceEvents {
       const signal = signalOfPath(ctx.path);
       const encoding = encodingOf(ctx.contentType);
-      const out = exportEvents(types, settings, signal, Buffer.isBuffer(body) ? body : Buffer.alloc(0), encoding, { receivedAt: ctx.receivedAt });
+      const out = exportEvents(types, settings, signal, Buffer.isBuffer(body) ? body : Buffer.alloc(0), encoding, { receivedAt: ctx.receivedAt, recognizer: ctx.recognizer });
       const info: ExportInfo = { signal, encoding, rejected: out.rejected, message: rejectMessage(out) };
       return { events: out.events, notStored: out.notToolCalls, empty: out.empty, info };
     },

@@ -6,6 +6,10 @@ import { toAuditEvent } from '../to-audit-event.js';
 import { isEmptyEntry } from '../empty-entries.js';
 import { anyValue, stringAttr, type Attributes } from './attributes.js';
 import type { LogItem, SpanItem } from './model.js';
+import { applyRecognized } from '../recognition/apply-recognized.js';
+import { logView, spanView } from '../recognition/otlp-views.js';
+import type { RecordView } from '../recognition/record-view.js';
+import type { Recognizer } from '../recognition/recognizer.js';
 import { explicitActionOf, isToolCall, serverIdOf, sessionIdOf, spanKindName, SPAN_KIND_SERVER, toolNameOf } from './tool-call.js';
 
 const MAX_INT32 = 2_147_483_647;
@@ -13,6 +17,13 @@ const STATUS_NAMES = ['unset', 'ok', 'error'];
 
 export interface OtlpEventOptions {
   receivedAt: Date;
+  /** The request's profiles (EventsContext.recognizer): they read each span and log record before the generic mapping. */
+  recognizer?: Recognizer;
+}
+
+/** What an unrecognized record is shown by: its name, scope and attributes (and body), as JSON. */
+function sampleOf(view: RecordView): string {
+  return JSON.stringify({ name: view.name, scope: view.scope, attributes: view.attributes, ...(view.kind === 'log' ? { body: view.body } : {}) });
 }
 
 export interface ExportEvents {
@@ -99,18 +110,24 @@ export function spanToEvent(span: SpanItem & { traceId: string; spanId: string }
 }
 
 /**
- * Tool-call spans become events; empty spans (no name, no attributes) and other spans are counted; a tool-call span
- * without valid ids is rejected (no identity).
+ * Tool-call spans become events: those a profile reads as one (the organization's, then the built-in ones), else
+ * those the GenAI/MCP conventions name (isToolCall). Empty spans (no name, no attributes) and other spans are counted;
+ * other spans no profile read are tallied as unrecognized. A tool-call span without valid ids is rejected (no identity).
  */
 export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): ExportEvents {
   const out: ExportEvents = { events: [], notToolCalls: 0, empty: 0, rejected: 0, rejectMessage: null };
+  const recognizer = opts.recognizer;
+  const receivedMs = opts.receivedAt.getTime();
   for (const span of spans) {
     if (isEmptyEntry({ name: span.name, fields: span.attributes })) {
       out.empty++;
       continue;
     }
-    if (!isToolCall(span.attributes)) {
+    const view = recognizer ? spanView(span, receivedMs) : null;
+    const rec = view ? recognizer!.read(view) : null;
+    if (rec ? !rec.toolCall : !isToolCall(span.attributes)) {
       out.notToolCalls++;
+      if (view && !rec) recognizer!.unrecognized(view, () => sampleOf(view));
       continue;
     }
     if (span.traceId === null || span.spanId === null) {
@@ -118,7 +135,8 @@ export function spansToEvents(spans: SpanItem[], opts: OtlpEventOptions): Export
       out.rejectMessage ??= 'a tool-call span needs a valid trace id (16 bytes) and span id (8 bytes), its identity';
       continue;
     }
-    out.events.push(spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts));
+    const event = spanToEvent(span as SpanItem & { traceId: string; spanId: string }, opts);
+    out.events.push(rec ? applyRecognized(event, rec) : event);
   }
   return out;
 }
@@ -198,6 +216,18 @@ export function logToEvent(r: LogItem, position: number, opts: OtlpEventOptions,
   return event;
 }
 
+/** A log record's event, read by a profile when one reads it; one no profile read that is not a tool call is tallied. */
+function recognizedLogEvent(r: LogItem, position: number, opts: OtlpEventOptions, message: string | null): NewAuditEvent {
+  const event = logToEvent(r, position, opts, message);
+  const recognizer = opts.recognizer;
+  if (!recognizer) return event;
+  const view = logView(r, opts.receivedAt.getTime());
+  const rec = recognizer.read(view);
+  if (rec) return applyRecognized(event, rec);
+  if (event.type !== 'tool_call') recognizer.unrecognized(view, () => sampleOf(view));
+  return event;
+}
+
 /** One event per log record, in order; a record with no body, attributes or event name stores nothing and is counted. */
 export function logsToEvents(records: LogItem[], opts: OtlpEventOptions): ExportEvents {
   const out: ExportEvents = { events: [], notToolCalls: 0, empty: 0, rejected: 0, rejectMessage: null };
@@ -206,7 +236,7 @@ export function logsToEvents(records: LogItem[], opts: OtlpEventOptions): Export
     const message = bodyText(r.body);
     if (isEmptyEntry({ text: message, fields: r.attributes, name: r.eventName })) out.empty++;
     // The position stays the record's own in the export (part of its identity), empty records counted in.
-    else out.events.push(logToEvent(r, i, opts, message));
+    else out.events.push(recognizedLogEvent(r, i, opts, message));
   }
   return out;
 }

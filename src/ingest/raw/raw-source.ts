@@ -6,6 +6,8 @@ import { dedupeKey, ownIdentity } from '../dedupe-key.js';
 import { mapAction } from '../normalize/actions.js';
 import type { EventsContext, IngestSource } from '../ingest-source.js';
 import { checkEntryCount } from '../store-events.js';
+import { messageView } from '../recognition/record-view.js';
+import { applyRecognized } from '../recognition/apply-recognized.js';
 import { rawEventSchema, type RawEvent } from './raw-schemas.js';
 
 /** Splits an NDJSON body into parsed values; blank lines are skipped; a bad line is an InvalidInput naming it. */
@@ -75,7 +77,15 @@ export function rawEvents(body: unknown, ctx: EventsContext): NewAuditEvent[] {
       }
   });
   if (issues.length) throw new InvalidInput('some events are invalid; nothing was stored', issues);
-  return parsed.map((e, i) => rawAuditEvent(e, i, ctx.receivedAt, ctx.idempotencyKey));
+  const events = parsed.map((e, i) => rawAuditEvent(e, i, ctx.receivedAt, ctx.idempotencyKey));
+  const recognizer = ctx.recognizer;
+  if (!recognizer) return events;
+  // A raw event states its fields; a profile may still read it (its whole object as attributes). Never tallied as unrecognized.
+  const receivedMs = ctx.receivedAt.getTime();
+  return events.map((event, i) => {
+    const rec = recognizer.read(messageView({ source: 'raw', message: null, fields: items[i] as Record<string, unknown>, receivedMs }));
+    return rec ? applyRecognized(event, rec) : event;
+  });
 }
 
 export function rawSource(): IngestSource {

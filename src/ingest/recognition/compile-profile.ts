@@ -6,7 +6,7 @@
 // does at most maxNodes × maxComprehensions × maxKeys steps, each on a bounded value; `matches` uses RE2 (linear time).
 import { celEnv, celFunc, CelScalar, isCelError, isCelUint, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
-import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits } from './expression-limits.js';
+import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits, type ExpressionShape } from './expression-limits.js';
 import { PROFILE_FIELDS, type Profile, type ProfileField } from './profile.js';
 import { boundedValue, VIEW_LIMITS, type RecordView } from './record-view.js';
 
@@ -30,6 +30,16 @@ export interface CompiledProfile {
   profile: Profile;
   when: CompiledExpression;
   fields: Partial<Record<ProfileField, CompiledExpression>>;
+  /**
+   * The most work one evaluation of the whole profile can do, in units of one AST node visited: the sum over its
+   * expressions of nodes × (1 + comprehensions × VIEW_LIMITS.maxKeys). Charged against a record's cost budget.
+   */
+  cost: number;
+}
+
+/** The cost bound of one expression of this shape (see CompiledProfile.cost). */
+export function expressionCost(shape: ExpressionShape): number {
+  return shape.nodes * (1 + shape.comprehensions * VIEW_LIMITS.maxKeys);
 }
 
 /**
@@ -75,7 +85,7 @@ function bindings(view: RecordView): Record<string, never> {
   } as unknown as Record<string, never>;
 }
 
-function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits): CompiledExpression {
+function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits): { run: CompiledExpression; cost: number } {
   if (text.length > limits.maxChars) throw new ProfileCompileError(path, `longer than ${limits.maxChars} characters`);
   let parsed;
   try {
@@ -83,8 +93,9 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
   } catch (err) {
     throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
   }
+  let shape: ExpressionShape;
   try {
-    checkExpressionShape(parsed.expr, limits);
+    shape = checkExpressionShape(parsed.expr, limits);
   } catch (err) {
     throw new ProfileCompileError(path, (err as Error).message);
   }
@@ -94,7 +105,7 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
   } catch (err) {
     throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
   }
-  return (view) => {
+  const evaluate: CompiledExpression = (view) => {
     try {
       const out = run(bindings(view));
       if (isCelError(out)) return { ok: false, error: out.message.slice(0, 200) };
@@ -103,14 +114,20 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
       return { ok: false, error: String((err as Error)?.message ?? err).slice(0, 200) };
     }
   };
+  return { run: evaluate, cost: expressionCost(shape) };
 }
 
 /** Compiles every expression of `profile`; throws ProfileCompileError naming the first that fails. */
 export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv()): CompiledProfile {
   const fields: CompiledProfile['fields'] = {};
+  const when = compileExpression(env, profile.when, 'when', limits);
+  let cost = when.cost;
   for (const key of PROFILE_FIELDS) {
     const text = profile.fields[key];
-    if (text !== undefined) fields[key] = compileExpression(env, text, `fields.${key}`, limits);
+    if (text === undefined) continue;
+    const compiled = compileExpression(env, text, `fields.${key}`, limits);
+    fields[key] = compiled.run;
+    cost += compiled.cost;
   }
-  return { profile, when: compileExpression(env, profile.when, 'when', limits), fields };
+  return { profile, when: when.run, fields, cost };
 }

@@ -24,8 +24,14 @@ export class ExpressionTooComplex extends Error {
 
 type Expr = ReturnType<typeof parse>['expr'];
 
+/** The shape of an expression that passed the limits. */
+export interface ExpressionShape {
+  nodes: number;
+  comprehensions: number;
+}
+
 /** Counts nodes, depth and comprehensions of a parsed expression; throws ExpressionTooComplex past the limits. */
-export function checkExpressionShape(expr: Expr, limits: ExpressionLimits): void {
+export function checkExpressionShape(expr: Expr, limits: ExpressionLimits): ExpressionShape {
   let nodes = 0;
   let comprehensions = 0;
   const stack: { e: Expr; depth: number; inLoop: boolean }[] = [{ e: expr, depth: 1, inLoop: false }];
@@ -70,4 +76,5 @@ export function checkExpressionShape(expr: Expr, limits: ExpressionLimits): void
         break;
     }
   }
+  return { nodes, comprehensions };
 }

@@ -25,6 +25,8 @@ export interface Recognized {
   latencyMs: number | null;
   /** The emitter's time; when it sent none (or 0), the record's own time, then when it was received. */
   occurredAt: Date;
+  /** The emitter's time as the profile read it; null when it gave none (occurredAt is then a fallback). */
+  emitterTime: Date | null;
   traceId: string | null;
   toolCallId: string | null;
 }
@@ -91,15 +93,26 @@ function toRecognized(profile: CompiledProfile, view: RecordView, v: Values): Re
     sessionId: text(v.session),
     latencyMs: latency(v.latencyMs),
     occurredAt: time ?? fallbackTime(view),
+    emitterTime: time,
     traceId: text(v.traceId),
     toolCallId: text(v.callId),
   };
 }
 
-/** The first profile that reads `view`, or null (then the generic heuristics apply), with every expression failure. */
-export function recognize(view: RecordView, profiles: readonly CompiledProfile[]): RecognitionOutcome {
+/**
+ * The first profile that reads `view`, or null (then the generic heuristics apply), with every expression failure.
+ * `maxCost`: the record's cost budget (CompiledProfile.cost summed over the profiles tried); a profile that would pass
+ * it is not evaluated, nor any after it (counted as a failure `cost`), and the record falls through.
+ */
+export function recognize(view: RecordView, profiles: readonly CompiledProfile[], maxCost = Infinity): RecognitionOutcome {
   const failures: ProfileFailure[] = [];
+  let spent = 0;
   for (const profile of profiles) {
+    spent += profile.cost;
+    if (spent > maxCost) {
+      failures.push({ profileId: profile.profile.id, expression: 'cost', error: `the record's evaluation cost budget (${maxCost}) is spent` });
+      break;
+    }
     const when = profile.when(view);
     if (!when.ok) {
       failures.push({ profileId: profile.profile.id, expression: 'when', error: when.error });

@@ -59,10 +59,15 @@ describe('normalizeMessage with plain text', () => {
     expect(normalizeMessage('the reaction: surprise, the transaction: ok').action).toBeNull();
   });
 
-  it('never returns a timestamp or fields for text', () => {
+  it("reads a text line's own leading time (not one later in the line) and returns no fields", () => {
     const result = normalizeMessage('2024-05-01T10:00:00Z something happened tool: x');
-    expect(result.timestamp).toBeNull();
+    expect(result.timestamp?.toISOString()).toBe('2024-05-01T10:00:00.000Z');
     expect(result.fields).toEqual({});
+    expect(normalizeMessage('something happened at 2024-05-01T10:00:00Z').timestamp).toBeNull();
+  });
+
+  it('reads a duration with a unit anywhere in a text line', () => {
+    expect(normalizeMessage('Tool search responded in 69ms: done').latencyMs).toBe(69);
   });
 
   it('prefers an explicit trace id over traceparent and X-Ray in text', () => {
