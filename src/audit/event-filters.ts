@@ -53,7 +53,7 @@ export function fieldConditions(f: EventFilter, org: string, where: string[], pa
     where.push(sql.replace('?', `$${params.length}`));
   };
   // A column whose index is keyed by a hash of the value (the server, session, tool and source indexes by
-  // audit_key_hash, migrations 011 and 045): the value and its key are both stated.
+  // audit_key_hash, migrations 011 and 046): the value and its key are both stated.
   const keyed = (column: string, key: string, v: string) => {
     add(`${column} = ?`, v);
     where.push(`${key}(${column}) = ${key}($${params.length}::text)`);

@@ -1,5 +1,5 @@
 // An event's metadata reads back as the source made it, both backends, though a log batch's shared part is stored once
-// per organization (migrations 010, 045): listing and export give back exactly that metadata, by one rule for every
+// per organization (migrations 010, 046): listing and export give back exactly that metadata, by one rule for every
 // source, and each distinct shared part is one row per organization.
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';

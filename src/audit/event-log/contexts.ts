@@ -33,7 +33,7 @@ function isPlainObject(v: unknown): v is Json {
  * What the event keeps of `metadata` when `shared` is stored apart, by one rule for every source: every key not
  * shared, and of a key whose shared value is an object, the object's keys not shared (the key left out when none is),
  * e.g. a log event's own id beside its batch's log group. Reading puts them back together (audit_event_metadata,
- * migration 045): `(shared || own)`, each key whose shared and own values are both objects merged one level down. Null
+ * migration 046): `(shared || own)`, each key whose shared and own values are both objects merged one level down. Null
  * when that would not give back `metadata` exactly (a shared key missing or holding another value), or when nothing is
  * shared: the event then keeps its whole metadata. Values are compared by identity, as the batch hands the same values
  * to all its entries.
