@@ -33,7 +33,8 @@ export interface NewAuditEvent {
   metadata?: Record<string, unknown>;
   /**
    * The part of `metadata` every entry of its log batch shares, holding the very values found in `metadata` (the same
-   * object for the whole batch): stored once per organization (audit_contexts, migration 010), not in each row.
+   * object for the whole batch): stored once per organization (audit_contexts, migrations 010 and 046), not in each
+   * row; a shared object value is shared key by key (contexts.ts).
    */
   sharedMetadata?: Record<string, unknown>;
   dedupeKey: string;

@@ -37,7 +37,12 @@ export interface EventsContext {
 
 /** What a body maps to. */
 export interface SourceEvents {
-  /** The audit events to store, in order; each carries its dedupe key (see dedupe-key.ts). */
+  /**
+   * The audit events to store, in order; each carries its dedupe key (see dedupe-key.ts). An event may name the part of
+   * its metadata its batch shares (`sharedMetadata`: the same object, and the same values, for every event of the
+   * batch, e.g. a log group and stream, or a resource's attributes); the event log then stores that part once per
+   * organization, by one rule for every source: top-level keys, and an object's keys one level down.
+   */
   events: NewAuditEvent[];
   /** Entries accepted but deliberately not stored for the source's own reason (e.g. OTLP spans that are not tool calls); counted in metrics. */
   notStored?: number;

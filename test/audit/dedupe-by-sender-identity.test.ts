@@ -19,7 +19,7 @@ const cases: [string, 'copy' | 'insert', string][] = [
 ];
 
 describe.each(cases)('dedupe by sender identity (%s, %s sink, %s)', (backendName, sink, mode) => {
-  const { app } = suiteApp(backendName as 'embedded' | 'real', { EVENT_LOG_SINK: sink, EVENT_LOG_OPTIMISTIC_APPEND: String(mode === 'optimistic'), ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName as 'embedded' | 'real', { EVENT_LOG_SINK: sink, EVENT_LOG_OPTIMISTIC_APPEND: String(mode === 'optimistic'), ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
 
   const keyBytes = async (orgId: string) =>
     (await app.ctx.db.query<{ n: number | null }>('SELECT octet_length(dedupe_key) AS n FROM audit_events WHERE org_id = $1 ORDER BY seq', [orgId])).rows.map((r) => r.n);

@@ -1,7 +1,7 @@
 // The explore view's queries: free text over the raw message (bounded by a time range), counts of a query, and export of a query.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { backendNames, realBackendAvailable } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { bearer, createOrg, http, postEvents, send, toolCall, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 
 interface Item { seq: number; serverId: string | null; toolName: string | null; action: string | null; metadata: Record<string, unknown> }
@@ -11,7 +11,7 @@ const T0 = Date.parse('2024-05-01T10:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
 
 describe.each(backendNames)('explore queries (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_COUNT_MAX: '25', SEARCH_MAX_RANGE_HOURS: '6' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000', AUDIT_COUNT_MAX: '25', SEARCH_MAX_RANGE_HOURS: '6' }, {}, { inject: true });
   let org: TestOrg;
   const get = (path: string) => http(`${app.url}${path}`, { headers: bearer(org.key) });
   const range = `from=${iso(T0 - HOUR)}&to=${iso(T0 + 2 * HOUR)}`;
@@ -81,7 +81,7 @@ describe.each(backendNames)('explore queries (%s)', (backendName) => {
 
   it('exports exactly the listing of a query, as NDJSON', async () => {
     for (const q of ['serverId=github-mcp&action=deny', `source=cloudwatch&${range}`, `q=${encodeURIComponent('call 1')}&${range}`]) {
-      const res = await fetch(`${app.url}/api/v1/audit-events/export?${q}`, { headers: bearer(org.key) });
+      const res = await send(`${app.url}/api/v1/audit-events/export?${q}`, { headers: bearer(org.key) });
       expect(res.status, q).toBe(200);
       const lines = (await res.text()).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Item);
       const listed = ((await get(`/api/v1/audit-events?limit=1000&order=asc&${q}`)).body.items as Item[]).map((e) => e.seq);

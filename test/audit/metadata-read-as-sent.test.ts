@@ -4,7 +4,7 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
-import { bearer, createOrg, http, postEvents, toolCall, type TestOrg } from '../helpers/app.js';
+import { bearer, createOrg, http, postEvents, send, toolCall, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import { fixture, post, postJson, storedEvents } from '../ingest/ingest-kit.js';
 import { cloudWatchSource } from '../../src/ingest/cloudwatch/cloudwatch-source.js';
@@ -59,7 +59,7 @@ describe('the own part of an event\'s metadata (ownMetadata)', () => {
 });
 
 describe.each(backendNames)('metadata read as sent (%s)', (backendName) => {
-  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+  const { app } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' }, {}, { inject: true });
 
   /** `expected` as Postgres hands back a stored jsonb (its key order): the text each row's metadata had before. */
   async function asStored(expected: Record<string, unknown>[]): Promise<string[]> {
@@ -68,7 +68,7 @@ describe.each(backendNames)('metadata read as sent (%s)', (backendName) => {
   }
 
   async function exported(org: TestOrg): Promise<Record<string, unknown>[]> {
-    const res = await fetch(`${app.url}/api/v1/audit-events/export`, { headers: bearer(org.key) });
+    const res = await send(`${app.url}/api/v1/audit-events/export`, { headers: bearer(org.key) });
     expect(res.status).toBe(200);
     return (await res.text()).trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
   }

@@ -58,7 +58,8 @@ export async function send(url: string, init: RequestInit = {}): Promise<Respons
   if (!app) return fetch(url, init);
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((v, k) => (headers[k] = v));
-  const res = await app.inject({ method: (init.method ?? 'GET') as 'GET', url: `${u.pathname}${u.search}`, headers, payload: init.body as string | Buffer | undefined });
+  const body = init.body instanceof Uint8Array && !Buffer.isBuffer(init.body) ? Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength) : init.body;
+  const res = await app.inject({ method: (init.method ?? 'GET') as 'GET', url: `${u.pathname}${u.search}`, headers, payload: body as string | Buffer | undefined });
   const out = new Headers();
   for (const [k, v] of Object.entries(res.headers)) for (const one of Array.isArray(v) ? v : [v]) if (one !== undefined) out.append(k, String(one));
   return new Response(res.statusCode === 204 || res.statusCode === 304 ? null : new Uint8Array(res.rawPayload), { status: res.statusCode, headers: out });

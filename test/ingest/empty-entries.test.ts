@@ -3,22 +3,22 @@
 import { gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { backendNames } from '../helpers/backends.js';
-import { bearer, createOrg, type TestOrg } from '../helpers/app.js';
+import { bearer, createOrg, send as request, type TestOrg } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import { ingestedEvents } from './ingest-kit.js';
 
 describe.each(backendNames)('empty entries (%s)', (backendName) => {
-  const { app } = suiteApp(backendName);
+  const { app } = suiteApp(backendName, {}, {}, { inject: true });
   let org: TestOrg;
 
   const send = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${app.url}/api/v1/ingest${path}`, {
+    request(`${app.url}/api/v1/ingest${path}`, {
       method: 'POST',
       headers: { ...bearer(org.key), 'content-type': 'application/json', 'content-encoding': 'gzip', ...headers },
       body: new Uint8Array(gzipSync(JSON.stringify(body))),
     });
   const empties = async (source: string) => {
-    const m = new RegExp(`audit_stream_ingest_events_total\\{source="${source}",outcome="empty"\\} (\\d+)`).exec(await (await fetch(`${app.url}/metrics`)).text());
+    const m = new RegExp(`audit_stream_ingest_events_total\\{source="${source}",outcome="empty"\\} (\\d+)`).exec(await (await request(`${app.url}/metrics`)).text());
     return m ? Number(m[1]) : 0;
   };
 

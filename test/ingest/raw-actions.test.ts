@@ -5,7 +5,7 @@ import { bearer, createOrg, http, postEvents } from '../helpers/app.js';
 import { suiteApp } from '../helpers/suite-app.js';
 
 describe.each(backendNames)('raw ingest actions (%s)', (backendName) => {
-  const { app } = suiteApp(backendName);
+  const { app } = suiteApp(backendName, {}, {}, { inject: true });
 
   it('maps words of the vocabulary, keeps the word in metadata.actionWord, and an unknown word in metadata.rawAction', async () => {
     const org = await createOrg(app.url);

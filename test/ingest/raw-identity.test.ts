@@ -17,7 +17,7 @@ function postWithKey(baseUrl: string, key: string, body: unknown, idempotencyKey
 }
 
 describe.each(backendNames)('raw ingest identity (%s)', (backendName) => {
-  const { app } = suiteApp(backendName);
+  const { app } = suiteApp(backendName, {}, {}, { inject: true });
 
   it("stores a real repeat: the README's example sent twice is two audit records", async () => {
     const org = await createOrg(app.url);
