@@ -47,6 +47,7 @@ import { registerStreamRoutes } from './stream/stream-routes.js';
 import { registerSessionRoutes } from './sessions/session-routes.js';
 import { createAnomalyFeature } from './anomaly/anomaly-feature.js';
 import { createProxyFeature, type AppendEvents, type ProxyFeature } from './proxy/proxy-feature.js';
+import { createVerifiableLog, type VerifiableLog } from './verify/verifiable-log.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -83,6 +84,8 @@ export interface AppContext {
   eventLog: EventLog;
   /** The MCP proxy (/mcp/:serverId and /api/v1/mcp/*). */
   proxy: ProxyFeature;
+  /** Each organization's verifiable log: Merkle tree hashes, signed checkpoints, proofs (MERKLE_LOG). */
+  verifiableLog: VerifiableLog;
   logger: Logger;
   /** The OTLP/gRPC receiver's bound port once the app is ready; null when OTLP_GRPC_PORT is unset. */
   otlpGrpcPort: () => number | null;
@@ -141,6 +144,15 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
 
+  let verifiableLog: VerifiableLog;
+  try {
+    verifiableLog = await createVerifiableLog({ config, db, logger });
+  } catch (err) {
+    await bus.close();
+    await db.close();
+    throw err;
+  }
+
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus.control);
@@ -152,12 +164,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     sink: rowSinkFor(config.EVENT_LOG_SINK, db.kind),
     maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
     maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
+    merkle: verifiableLog.step ?? undefined,
     onTransaction: (requests) => {
       metrics.writeTransactions.inc();
       if (requests > 1) metrics.groupedWrites.inc(requests);
     },
   });
-  eventLog.onCommitted((_orgId, stored, batch) => {
+  eventLog.onCommitted((orgId, stored, batch) => {
     const counts = new Map<string, number>();
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
     for (const [k, n] of counts) {
@@ -165,6 +178,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       metrics.eventsStored.inc(storedEventLabels(source, type), n);
     }
     if (batch) metrics.eventsPublished.inc(batch.events.length);
+    if (stored.length) verifiableLog.checkpointer?.appended(orgId, stored.length);
   });
   const retention = createRetentionJob({
     db,
@@ -289,6 +303,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
   proxy.register(app);
+  verifiableLog.register(app, { auth, reads });
   registerOpenApiRoute(app);
   await registerDashboardRoutes(app);
 
@@ -299,6 +314,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => {
     await retention.stop();
+    await verifiableLog.close();
     await proxy.close();
     await anomaly.close();
     await bus.close();
@@ -308,5 +324,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
   proxy.start();
-  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
+  verifiableLog.start();
+  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, verifiableLog, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
 }
