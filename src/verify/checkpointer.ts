@@ -17,8 +17,8 @@ const ORGS_PER_TICK = 1000;
 export interface CheckpointerDeps {
   db: Db;
   signer: NoteSigner;
-  /** Every verifier key the log published (the latest checkpoint may be signed by a rotated one). */
-  verifiers: () => Promise<NoteVerifier[]>;
+  /** Every verifier key the log published (the latest checkpoint may be signed by a rotated one), read with `q`. */
+  verifiers: (q: Queryable) => Promise<NoteVerifier[]>;
   publicHost: string;
   everyEvents: number;
   intervalMs: number;
@@ -70,7 +70,7 @@ export function createCheckpointer(deps: CheckpointerDeps): Checkpointer {
       let latestRoot: Buffer | null = null;
       if (latest) {
         try {
-          latestRoot = parseCheckpointText(openNote(latest.note, await deps.verifiers()).text).root;
+          latestRoot = parseCheckpointText(openNote(latest.note, await deps.verifiers(tx)).text).root;
         } catch (err) {
           deps.logger.error({ orgId, size: latest.size, err: { message: (err as Error).message } }, 'the latest stored checkpoint does not verify; no checkpoint is issued');
           deps.onRefused?.(orgId);

@@ -1,7 +1,7 @@
 // Proofs of an organization's log as the API serves them: each is checked before it is served, against the stored
 // event (its leaf recomputed) and against the signed checkpoint of its size; a mismatch names the first bad seq.
 import type { Queryable } from '../db/db.js';
-import { toAuditEventRow, type AuditEventDbRow, AUDIT_EVENT_COLUMNS } from '../audit/audit-repo.js';
+import { AUDIT_EVENT_COLUMNS, removedThroughSeq, toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { DomainError, InvalidInput, NotFound } from '../shared/domain-errors.js';
 import { parseCheckpointText } from './checkpoint.js';
 import { recordLeafHash } from './merkle-append.js';
@@ -81,6 +81,7 @@ export async function proveInclusion(db: Queryable, orgId: string, seq: number, 
   );
   const event = await storedEvent(db, orgId, seq);
   if (event && !recordLeafHash(event).equals(leaf)) throw new LogMismatch(`the stored event of seq ${seq} differs from the event the log appended`, seq);
+  if (!event && seq > (await removedThroughSeq(db, orgId))) throw new LogMismatch(`the event of seq ${seq} is missing from the stored events, and retention did not remove it`, seq);
   const checkpoint = await checkpointOfSize(db, orgId, size);
   if (checkpoint && !signedRoot(checkpoint, verifiers).equals(root)) throw new LogMismatch(`the log's stored hashes do not match its signed checkpoint of size ${size}`, null);
   if (!verifyInclusion(index, size, leaf, proof, root)) throw new LogMismatch(`the inclusion proof of seq ${seq} does not verify`, seq);

@@ -38,7 +38,7 @@ export async function createVerifiableLog(deps: { config: Config; db: Db; logger
     ? createCheckpointer({
         db,
         signer: key.signer,
-        verifiers: async () => (await verifierKeys(db)).map((k) => parseVerifierKey(k.verifierKey)),
+        verifiers: async (q) => (await verifierKeys(q)).map((k) => parseVerifierKey(k.verifierKey)),
         publicHost: config.PUBLIC_HOST,
         everyEvents: config.CHECKPOINT_EVERY_EVENTS,
         intervalMs: config.CHECKPOINT_INTERVAL_MS,
