@@ -82,7 +82,7 @@ describe.each(backendNames)('Go sumdb/note and sumdb/tlog check the log (%s)', (
     expect(refused.stderr).toMatch(/FAIL: CheckRecord/);
   }, 120_000);
 
-  it('passes the signed-note verifier-key vector through Go: our key parses there and a note Go\'s vector signed opens here', async () => {
+  it('parses the signed-note reference verifier key with Go\'s note.NewVerifier (the same vector our parser, signer and opener pass in tree.test.ts)', async () => {
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'audit-stream-go-')), 'input.json');
     writeFileSync(file, JSON.stringify({ verifierKey: 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW', checkpoints: [] }));
     const out = await runGo(file);
