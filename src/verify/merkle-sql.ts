@@ -129,3 +129,17 @@ export async function verifierKeys(db: Queryable): Promise<{ verifierKey: string
   const r = await db.query<{ verifier_key: string; first_used_at: Date | string }>('SELECT verifier_key, first_used_at FROM merkle_verifier_keys ORDER BY first_used_at, verifier_key');
   return r.rows.map((x) => ({ verifierKey: x.verifier_key, firstUsedAt: new Date(x.first_used_at) }));
 }
+
+/**
+ * After retention removed every event below seq `removedBelow`: removes the leaf tiles (level 0) all of whose events
+ * are gone, except those a consistency proof from a checkpoint needs (the tile holding a checkpoint's right edge). The
+ * tiles above level 0 stay: with them, proofs of kept events and between checkpoints stay whole. Returns how many.
+ */
+export async function pruneLeafTiles(db: Queryable, orgId: string, removedBelow: number): Promise<number> {
+  const r = await db.query(
+    `DELETE FROM merkle_tiles t WHERE t.org_id = $1 AND t.level = 0 AND t.idx < floor(($2::bigint - 1) / 256)
+     AND NOT EXISTS (SELECT 1 FROM merkle_checkpoints c WHERE c.org_id = $1 AND c.size % 256 <> 0 AND c.size / 256 = t.idx)`,
+    [orgId, removedBelow],
+  );
+  return r.rowCount;
+}
