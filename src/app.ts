@@ -300,6 +300,12 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     });
   }
   registerStreamRoutes(app, { auth, hub });
+  // Checkpoints issued here reach every instance's streams over the control channel.
+  verifiableLog.onIssued((orgId, c) => {
+    void bus.control
+      .publish({ kind: 'checkpoint', orgId, size: c.size, rootHash: c.root.toString('base64'), note: c.note })
+      .catch((err: Error) => logger.warn({ err: { message: err.message }, orgId }, 'checkpoint not broadcast to streams'));
+  });
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
   proxy.register(app);

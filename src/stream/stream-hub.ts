@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { OrgFeed } from './org-feed.js';
 import { SseConnection, type CloseReason, type ConnectionFilter, type ConnectionIdentity } from './sse-connection.js';
-import { comment, retryLine } from './sse-format.js';
+import { checkpointFrame, comment, retryLine } from './sse-format.js';
 
 const CATCH_UP_MS = 5000;
 
@@ -32,6 +32,8 @@ export interface OpenStreamOptions {
   identity: ConnectionIdentity;
   filter: ConnectionFilter;
   lastEventId: number | null;
+  /** Send the organization's signed checkpoints as `checkpoint` events as they are issued. */
+  checkpoints?: boolean;
 }
 
 export function createStreamHub(deps: StreamHubDeps) {
@@ -149,6 +151,7 @@ export function createStreamHub(deps: StreamHubDeps) {
       onClose,
       (n) => metrics.eventsDelivered.inc(n),
     );
+    conn.wantsCheckpoints = opts.checkpoints === true;
     connections.add(conn);
     bump(perOrg, opts.identity.orgId, 1);
     bump(perKey, opts.identity.keyId, 1);
@@ -183,6 +186,12 @@ export function createStreamHub(deps: StreamHubDeps) {
       end: (bad, why) => closeWhere((c) => bad(c.identity), 'credentials', why),
     },
   );
+
+  // A checkpoint issued on any instance reaches the streams here that asked for checkpoints.
+  deps.control.on('checkpoint', (m) => {
+    const frame = checkpointFrame(m);
+    for (const c of connections) if (c.wantsCheckpoints && c.identity.orgId === m.orgId) c.write(frame);
+  });
 
   deps.transport.onResubscribed(() => {
     metrics.busReconnects.inc();
