@@ -150,25 +150,29 @@ export function registerLogRoutes(fastify: FastifyInstance, deps: LogRouteDeps) 
     keys: (await verifierKeys(deps.db)).map((k) => ({ verifierKey: k.verifierKey, firstUsedAt: k.firstUsedAt.toISOString() })),
   }));
 
-  app.get(`${LOG_PREFIX}/tile/*`, {
-    ...reader,
-    schema: {
-      summary: 'A C2SP tlog-tiles hash tile: tile/<L>/<N> (full, 256 hashes) or tile/<L>/<N>.p/<W> (its first W hashes); entry bundles are not served',
-      security: SECURITY.reader,
-      params: z.object({ '*': z.string().max(64) }),
-      response: withErrors({ 200: { description: 'the concatenated 32-byte hashes', content: { 'application/octet-stream': { schema: z.string() } } } }),
-    },
-  }, async (request, reply) => {
-    const orgId = authOf(request).orgId;
-    const parsed = parseTilePath(request.params['*']);
-    if (!parsed) throw new NotFound('not a tile path: tile/<L>/<N>[.p/<W>] (entry bundles are not served; read events with the export)');
-    const data = (await deps.reads.run(orgId, () => readTiles(deps.db, orgId, [parsed.tile]))).get(tileKey(parsed.tile));
-    const bytes = parsed.width * HASH_SIZE;
-    if (!data || data.length < bytes) throw new NotFound('the log holds no such tile (yet, or any more: retention removed it)');
-    reply.type('application/octet-stream');
-    // A full tile never changes; a partial one is a prefix of what the tile becomes.
-    reply.header('cache-control', parsed.width === TILE_WIDTH ? 'private, max-age=31536000, immutable' : 'private, max-age=60');
-    // The declared schema is a string (OpenAPI); the bytes are sent as they are.
-    return reply.send(data.subarray(0, bytes) as unknown as string);
+  // A tile path has 2 to 7 segments after tile/ (<L>, the index in up to 5 groups, and .p/<W>): one route per count,
+  // each of plain segments, so OpenAPI can describe them; the handler reads the joined path.
+  const tileSchema = (params: string[]) => ({
+    summary: 'A C2SP tlog-tiles hash tile: tile/<L>/<N> (full: 256 hashes) or tile/<L>/<N>.p/<W> (its first W hashes), N in x-prefixed three-digit groups; entry bundles are not served',
+    security: SECURITY.reader,
+    params: z.object(Object.fromEntries(params.map((p) => [p, z.string().max(8)]))),
+    response: withErrors({ 200: { description: 'the concatenated 32-byte hashes', content: { 'application/octet-stream': { schema: z.string() } } } }),
   });
+  for (let segments = 2; segments <= 7; segments++) {
+    const names = ['level', ...Array.from({ length: segments - 1 }, (_, i) => `s${i + 1}`)];
+    app.get(`${LOG_PREFIX}/tile/${names.map((n) => `:${n}`).join('/')}`, { ...reader, schema: tileSchema(names) }, async (request, reply) => {
+      const orgId = authOf(request).orgId;
+      const params = request.params as Record<string, string>;
+      const parsed = parseTilePath(names.map((n) => params[n]).join('/'));
+      if (!parsed) throw new NotFound('not a tile path: tile/<L>/<N>[.p/<W>] (entry bundles are not served; read events with the export)');
+      const data = (await deps.reads.run(orgId, () => readTiles(deps.db, orgId, [parsed.tile]))).get(tileKey(parsed.tile));
+      const bytes = parsed.width * HASH_SIZE;
+      if (!data || data.length < bytes) throw new NotFound('the log holds no such tile (yet, or any more: retention removed it)');
+      reply.type('application/octet-stream');
+      // A full tile never changes; a partial one is a prefix of what the tile becomes.
+      reply.header('cache-control', parsed.width === TILE_WIDTH ? 'private, max-age=31536000, immutable' : 'private, max-age=60');
+      // The declared schema is a string (OpenAPI); the bytes are sent as they are.
+      return reply.send(data.subarray(0, bytes) as unknown as string);
+    });
+  }
 }
