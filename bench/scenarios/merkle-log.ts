@@ -9,6 +9,8 @@ import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { proveConsistency, proveInclusion } from '../../src/verify/log-proofs.js';
 import { createMerkleStep } from '../../src/verify/merkle-append.js';
+import { perfectRoot } from '../../src/verify/tiles.js';
+import { randomBytes } from 'node:crypto';
 import { pino } from 'pino';
 import { nowMs } from '../lib/clock.js';
 import type { RunContext } from '../lib/context.js';
@@ -38,25 +40,35 @@ async function appendAll(db: Db, orgId: string, work: ReturnType<typeof batches>
   let events = 0;
   for (let i = 0; i < work.length; i += 2) {
     const requests = [prepareRequest({ events: work[i] }), prepareRequest({ events: work[i + 1] })];
+    // As the event log does: the part of each leaf hash that needs no seq, before the lock.
+    for (const r of requests) merkle?.prepare(r.fresh.map((p) => p.event));
     await db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const out = await appendLocked(tx, orgId, lastSeq, requests, ROW_SINKS.copy, new Date());
-      if (merkle) await merkle.appended(tx, orgId, lastSeq, out.outcomes.flatMap((o) => (o.ok ? o.value.records : [])));
+      const done = out.outcomes.flatMap((o) => (o.ok ? [o.value] : []));
+      if (merkle) await merkle.appended(tx, orgId, lastSeq, done.flatMap((a) => a.records), done.flatMap((a) => a.stored));
     });
     events += work[i].length + work[i + 1].length;
   }
   return ((nowMs() - t0) * 1000) / events;
 }
 
-/** A log of `size` leaves written as tiles directly (hashes made up: latency depends on reads, not on values). */
+/**
+ * A log of `size` leaves written as tiles directly: every full leaf tile holds the same 256 random hashes, so every
+ * entry of level L is the root of a level L - 1 tile and the tree is consistent (latency depends on reads, not values).
+ */
 async function bigLog(db: Db, orgId: string, size: number): Promise<void> {
+  const leaves = Array.from({ length: 256 }, () => randomBytes(32));
+  let entry: Buffer | null = null;
   for (let level = 0, n = size; n > 0; level++, n = Math.floor(n / 256)) {
+    const full = entry === null ? Buffer.concat(leaves) : Buffer.concat(Array(256).fill(entry));
     await db.query(
       `INSERT INTO merkle_tiles (org_id, level, idx, hashes)
-       SELECT $1, $2::int, t, decode(repeat(md5(t::text || ':' || $2::text) || md5($2::text || ':' || t::text), least(256, $3::bigint - t * 256)::int), 'hex')
+       SELECT $1, $2::int, t, substring(decode($4, 'hex') FROM 1 FOR least(256, $3::bigint - t * 256)::int * 32)
        FROM generate_series(0, ($3::bigint - 1) / 256) AS t`,
-      [orgId, level, n],
+      [orgId, level, n, full.toString('hex')],
     );
+    entry = perfectRoot(Array.from({ length: 256 }, (_, i) => full.subarray(i * 32, (i + 1) * 32)));
   }
   await db.query('INSERT INTO merkle_logs (org_id, size) VALUES ($1, $2) ON CONFLICT (org_id) DO UPDATE SET size = excluded.size', [orgId, size]);
   // Its events are gone (as after retention): proofs do not look for them.

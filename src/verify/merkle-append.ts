@@ -5,7 +5,10 @@ import type { Logger } from 'pino';
 import type { Queryable } from '../db/db.js';
 import { toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { readBytePage } from '../audit/byte-pages.js';
-import { canonicalBytes, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
+import { createHash, type Hash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+import type { NewAuditEvent } from '../audit/audit-types.js';
+import { canonicalBytes, recordOf, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
 import { createLogRow, growLog, logSize, readTiles, tileKey, type TileGrowth } from './merkle-sql.js';
 import { HASH_SIZE, leafHash } from './tree.js';
 import { perfectRoot, TILE_WIDTH, type TileRef } from './tiles.js';
@@ -13,6 +16,36 @@ import { perfectRoot, TILE_WIDTH, type TileRef } from './tiles.js';
 /** The leaf hash of a record: SHA-256(0x00 || its RFC 8785 bytes). */
 export function recordLeafHash(record: CanonicalRecord): Buffer {
   return leafHash(Buffer.from(canonicalBytes(record), 'utf8'));
+}
+
+/** A value's RFC 8785 text, read back through JSON first when JSON cannot carry it (NaN, Infinity), as canonicalBytes does. */
+function canonicalValue(v: unknown): string {
+  try {
+    return canonicalize(v)!;
+  } catch {
+    return canonicalize(JSON.parse(JSON.stringify(v)))!;
+  }
+}
+
+/**
+ * A record's leaf hash in two parts. The RFC 8785 keys sort as action, latencyMs, metadata, occurredAt, receivedAt,
+ * seq, serverId, ...: everything before receivedAt (metadata, the costly part) is hashed before the seq lock, from the
+ * event; under it, the hash state is copied and finished with receivedAt, seq and the fields after them.
+ */
+interface LeafPrefix {
+  state: Hash;
+  suffix: string;
+}
+
+function leafPrefix(e: NewAuditEvent): LeafPrefix {
+  const r = recordOf(e, 0, '');
+  const prefix = `{"action":${canonicalValue(r.action)},"latencyMs":${canonicalValue(r.latencyMs)},"metadata":${canonicalValue(r.metadata)},"occurredAt":${canonicalValue(r.occurredAt)},"receivedAt":`;
+  const suffix = `"serverId":${canonicalValue(r.serverId)},"sessionId":${canonicalValue(r.sessionId)},"source":${canonicalValue(r.source)},"toolName":${canonicalValue(r.toolName)},"type":${canonicalValue(r.type)}}`;
+  return { state: createHash('sha256').update(Buffer.of(0)).update(prefix, 'utf8'), suffix };
+}
+
+function finishLeaf(p: LeafPrefix, record: CanonicalRecord): Buffer {
+  return p.state.copy().update(`${JSON.stringify(record.receivedAt)},"seq":${record.seq},${p.suffix}`, 'utf8').digest();
 }
 
 /** The tiles written and read when `count` hashes join a tree of `size` leaves: per level, the run of new entries. */
@@ -77,11 +110,17 @@ export interface MerkleStepDeps {
 
 /** The step the event log runs inside each append transaction, after its rows: the records' leaves join the tree. */
 export interface MerkleStep {
-  /** `records` are the append's, in seq order, following `lastSeq` (the organization's last seq before it). */
-  appended(tx: Queryable, orgId: string, lastSeq: number, records: readonly CanonicalRecord[]): Promise<void>;
+  /** Before the seq lock: hashes what of each event's leaf does not depend on its seq (kept for the event object). */
+  prepare(events: readonly NewAuditEvent[]): void;
+  /**
+   * `records` are the append's, in seq order, following `lastSeq` (the organization's last seq before it); `events[i]`
+   * is the event records[i] was made from (a prepared one finishes its hash; another is hashed whole).
+   */
+  appended(tx: Queryable, orgId: string, lastSeq: number, records: readonly CanonicalRecord[], events?: readonly NewAuditEvent[]): Promise<void>;
 }
 
 export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
+  const prepared = new WeakMap<NewAuditEvent, LeafPrefix>();
   /** Adds stored events after the log's size, one bounded page; returns the log's size after. */
   async function catchUp(tx: Queryable, orgId: string, size: number, lastSeq: number): Promise<number> {
     const page = await readBytePage<AuditEventDbRow>(tx, {
@@ -101,9 +140,15 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
   }
 
   return {
-    async appended(tx, orgId, lastSeq, records) {
+    prepare(events) {
+      for (const e of events) prepared.set(e, leafPrefix(e));
+    },
+    async appended(tx, orgId, lastSeq, records, events) {
       if (records.length === 0) return;
-      const leaves = records.map(recordLeafHash);
+      const leaves = records.map((r, i) => {
+        const p = events && prepared.get(events[i]);
+        return p ? finishLeaf(p, r) : recordLeafHash(r);
+      });
       if (await addLeaves(tx, orgId, lastSeq, leaves)) return;
       let size = await logSize(tx, orgId);
       if (size === null) {

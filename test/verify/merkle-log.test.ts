@@ -35,13 +35,17 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
   it('adds each append\'s leaves in its transaction, across tile boundaries, as tiles of the stored events\' hashes', async () => {
     const org = await createOrg(app.url);
     let seq = 0;
+    // Values JSON cannot carry, absent ones, and characters RFC 8785 escapes or keeps: the leaf hashed in two parts
+    // (before and under the seq lock) equals the hash of the stored event's canonical bytes.
+    const odd = { nan: NaN, inf: -Infinity, absent: undefined, text: 'é\u2028\u0007"\\😀', big: 1e21, small: 5e-7, neg: -0, list: [null, true, { z: 1, a: 2 }] };
     for (const n of [1, 254, 1, 1, 300, 500, 3]) {
-      await app.ctx.eventLog.append(org.id, upTo(n).map((i) => logEvent(`raw:id:a-${seq + i}`)));
+      await app.ctx.eventLog.append(org.id, upTo(n).map((i) => logEvent(`raw:id:a-${seq + i}`, i % 7 === 0 ? { metadata: { ...odd, i }, latencyMs: null, sessionId: `s-${i % 3}` } : {})));
       seq += n;
     }
     // A state change appended through appendChecked is a leaf too.
     await app.ctx.eventLog.appendChecked(org.id, async () => ({ events: [logEvent('raw:id:checked', { type: 'log', toolName: null })], result: null }));
-    await expectTreeOfStoredEvents(org.id, seq + 1);
+    // The three sessions named got a session_update each (events the append made itself, hashed whole).
+    await expectTreeOfStoredEvents(org.id, seq + 1 + 3);
   });
 
   it('keeps one tree when appends of one organization run at once, and its checkpoints are consistent pairwise', async () => {

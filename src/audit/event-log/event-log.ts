@@ -68,7 +68,10 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   /** appendLocked, then the verifiable log's step over what it appended, in the same transaction. */
   async function appendLogged(tx: Transaction, orgId: string, lastSeq: number, requests: readonly PreparedRequest[]): Promise<Awaited<ReturnType<typeof appendLocked>>> {
     const out = await appendLocked(tx, orgId, lastSeq, requests, sink, new Date());
-    if (deps.merkle && out.batch) await deps.merkle.appended(tx, orgId, lastSeq, out.outcomes.flatMap((o) => (o.ok ? o.value.records : [])));
+    if (deps.merkle && out.batch) {
+      const done = out.outcomes.flatMap((o) => (o.ok ? [o.value] : []));
+      await deps.merkle.appended(tx, orgId, lastSeq, done.flatMap((a) => a.records), done.flatMap((a) => a.stored));
+    }
     return out;
   }
   const batcher = createKeyedBatcher<PreparedRequest, Appended>({
@@ -121,6 +124,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     if (!options.internal) batcher.refuseIfFull(orgId);
     // Prepared before the turn: the org's seq lock is held only for what needs the database.
     const prepared = prepareRequest({ events, idempotency: options.idempotency });
+    deps.merkle?.prepare(prepared.fresh.map((p) => p.event));
     if (!options.internal) return batcher.join(orgId, prepared, events.length);
     return batcher.alone(orgId, async () => {
       const [o] = await runBatch(orgId, [prepared]);
