@@ -6,7 +6,7 @@ import type { Queryable } from '../db/db.js';
 import { toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { readBytePage } from '../audit/byte-pages.js';
 import { createHash, type Hash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalJson as canonicalValue } from './canonical-json.js';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import { canonicalBytes, recordOf, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
 import { createLogRow, growLog, logSize, readTiles, tileKey, type TileGrowth } from './merkle-sql.js';
@@ -16,15 +16,6 @@ import { perfectRoot, TILE_WIDTH, type TileRef } from './tiles.js';
 /** The leaf hash of a record: SHA-256(0x00 || its RFC 8785 bytes). */
 export function recordLeafHash(record: CanonicalRecord): Buffer {
   return leafHash(Buffer.from(canonicalBytes(record), 'utf8'));
-}
-
-/** A value's RFC 8785 text, read back through JSON first when JSON cannot carry it (NaN, Infinity), as canonicalBytes does. */
-function canonicalValue(v: unknown): string {
-  try {
-    return canonicalize(v)!;
-  } catch {
-    return canonicalize(JSON.parse(JSON.stringify(v)))!;
-  }
 }
 
 /**
