@@ -9,6 +9,7 @@ const MAX_LIST_WORK = 200_000;
 
 /** The text of `value`, JSON's reading of it when JSON cannot carry a value (NaN, Infinity: null), as canonicalBytes does. */
 export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? slow(value);
   const keys = new Set<string>();
   let objects = 0;
   const walk = (v: unknown): void => {
