@@ -37,10 +37,30 @@ export type TileFetcher = (tiles: TileRef[], treeSize: number) => Promise<Map<st
 export class InputError extends Error {}
 export class TileSourceError extends Error {}
 
+/** Leaf hashes kept 32 bytes each, in chunks (a Buffer object per leaf would take several times that). */
+export class LeafList {
+  private static readonly PER_CHUNK = 32_768;
+  private readonly chunks: Buffer[] = [];
+  length = 0;
+
+  push(hash: Buffer): void {
+    const at = this.length % LeafList.PER_CHUNK;
+    if (at === 0) this.chunks.push(Buffer.alloc(LeafList.PER_CHUNK * 32));
+    hash.copy(this.chunks[this.chunks.length - 1], at * 32);
+    this.length++;
+  }
+
+  at(i: number): Buffer {
+    const chunk = this.chunks[Math.floor(i / LeafList.PER_CHUNK)];
+    const at = (i % LeafList.PER_CHUNK) * 32;
+    return chunk.subarray(at, at + 32);
+  }
+}
+
 /** The export's leaves: seqs from `first` on, consecutive up to `gapAt` (the first seq missing or out of place), if any. */
 export interface ExportLeaves {
   first: number;
-  leaves: Buffer[];
+  leaves: LeafList;
   /** The first seq where the export stops being consecutive (an event missing, or one repeated or out of order). */
   gapAt: number | null;
 }
@@ -48,7 +68,7 @@ export interface ExportLeaves {
 /** Reads export lines (one JSON event each, as GET /api/v1/audit-events/export writes them) into leaf hashes. */
 export async function exportLeaves(lines: AsyncIterable<string>): Promise<ExportLeaves> {
   let first = 0;
-  const leaves: Buffer[] = [];
+  const leaves = new LeafList();
   let gapAt: number | null = null;
   let n = 0;
   for await (const line of lines) {
@@ -99,7 +119,7 @@ export async function checkExport(exported: ExportLeaves, note: string, verifier
   const lo = exported.first - 1;
   const hi = Math.min(lo + exported.leaves.length, cp.size);
   const gap = exported.gapAt !== null && exported.gapAt <= cp.size ? exported.gapAt : null;
-  const mine = (i: number) => exported.leaves[i - lo];
+  const mine = (i: number) => exported.leaves.at(i - lo);
   const inside = (a: number, b: number) => a >= lo && b <= hi;
   const outside = (a: number, b: number) => b <= lo || a >= hi;
 
