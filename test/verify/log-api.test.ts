@@ -3,7 +3,7 @@
 // verifier's usage errors.
 import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { bearer, createOrg, http } from '../helpers/app.js';
+import { bearer, createOrg, http, startApp } from '../helpers/app.js';
 import { backendNames } from '../helpers/backends.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import type { StoredCheckpoint } from '../../src/verify/merkle-sql.js';
@@ -77,5 +77,41 @@ describe.each(backendNames)('the log API (%s)', (backendName) => {
     const r = await run(['verify', '--export', 'package.json', '--checkpoint', 'package.json', '--key', 'PeterNeumann+c74f20a3+ARpc2QcUPDhMQegwxbzhKqiBfsVkmqq/LDE4izWy10TW']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/line 1 of the export is not JSON|no seq/);
+  }, 60_000);
+});
+
+describe.each(backendNames)('signing key rotation (%s)', (backendName) => {
+  const { backend } = suiteApp(backendName, { ANOMALY_MIN_RATE: '1000000000' });
+
+  it('keeps the old verifier key published and extends the log under the new key', async () => {
+    const env = { ...(await backend.sibling()), ANOMALY_MIN_RATE: '1000000000', CHECKPOINT_INTERVAL_MS: '3600000', CHECKPOINT_EVERY_EVENTS: '100000000' };
+    const first = await startApp({ ...env, SIGNING_KEY_FILE: signingKeyFile() });
+    let org;
+    let old: StoredCheckpoint;
+    let oldKey: string;
+    try {
+      org = await createOrg(first.url);
+      await first.ctx.eventLog.append(org.id, upTo(10).map((i) => logEvent(`raw:id:rot-${i}`)));
+      old = (await first.ctx.verifiableLog.checkpointer!.issue(org.id))!;
+      oldKey = first.ctx.verifiableLog.verifierKey!;
+    } finally {
+      await first.close();
+    }
+    const second = await startApp({ ...env, SIGNING_KEY_FILE: signingKeyFile() });
+    try {
+      const newKey = second.ctx.verifiableLog.verifierKey!;
+      expect(newKey).not.toBe(oldKey);
+      await second.ctx.eventLog.append(org.id, upTo(5).map((i) => logEvent(`raw:id:rot-new-${i}`)));
+      // The latest checkpoint (signed by the old key) verifies with the published keys, so the new one is issued.
+      const next = await second.ctx.verifiableLog.checkpointer!.issue(org.id);
+      expect(next?.size).toBe(15);
+      const keys = await http(`${second.url}/api/v1/log/keys`, { headers: bearer(org.key) });
+      expect(keys.body.current).toBe(newKey);
+      expect(keys.body.keys.map((k: { verifierKey: string }) => k.verifierKey)).toEqual(expect.arrayContaining([oldKey, newKey]));
+      const proof = await http(`${second.url}/api/v1/log/proof/consistency?from=10&to=15`, { headers: bearer(org.key) });
+      expect(proof.body).toMatchObject({ fromCheckpoint: old.note, toCheckpoint: next!.note });
+    } finally {
+      await second.close();
+    }
   }, 60_000);
 });
