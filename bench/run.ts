@@ -15,9 +15,10 @@ import { runCrossInstance } from './scenarios/cross-instance.js';
 import { runFanout } from './scenarios/fanout.js';
 import { runFanoutResume } from './scenarios/fanout-resume.js';
 import { runHistory } from './scenarios/history.js';
-import { runIngest, runIngestPlain } from './scenarios/ingest.js';
+import { runIngest, runIngestLog, runIngestPlain } from './scenarios/ingest.js';
 import { runOtlp } from './scenarios/otlp.js';
 import { runSinks } from './scenarios/sinks.js';
+import { runMerkleLog } from './scenarios/merkle-log.js';
 import { runPostgresCost } from './scenarios/postgres-cost.js';
 import { runProxy } from './scenarios/proxy.js';
 
@@ -25,6 +26,8 @@ const SCENARIOS = {
   ingest: runIngest,
   ingestPlain: runIngestPlain,
   sinks: runSinks,
+  merkleLog: runMerkleLog,
+  ingestLog: runIngestLog,
   otlp: runOtlp,
   fanout: runFanout,
   fanoutResume: runFanoutResume,

@@ -50,6 +50,7 @@ import { createProxyFeature, type AppendEvents, type ProxyFeature } from './prox
 import { Unavailable } from './shared/domain-errors.js';
 import { createRecognition, type Recognition } from './recognition/recognition-service.js';
 import { registerRecognitionRoutes } from './recognition/recognition-routes.js';
+import { createVerifiableLog, type VerifiableLog } from './verify/verifiable-log.js';
 
 export const REDACTED_PATHS = [
   'req.headers.authorization',
@@ -88,6 +89,8 @@ export interface AppContext {
   proxy: ProxyFeature;
   /** Recognition profiles (built-in and the organizations' own) and the unrecognized tallies. */
   recognition: Recognition;
+  /** Each organization's verifiable log: Merkle tree hashes, signed checkpoints, proofs (MERKLE_LOG). */
+  verifiableLog: VerifiableLog;
   logger: Logger;
   /** The OTLP/gRPC receiver's bound port once the app is ready; null when OTLP_GRPC_PORT is unset. */
   otlpGrpcPort: () => number | null;
@@ -157,6 +160,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     forceCloseConnections: 'idle',
   }) as unknown as FastifyInstance;
 
+  let verifiableLog: VerifiableLog;
+  try {
+    verifiableLog = await createVerifiableLog({ config, db, logger });
+  } catch (err) {
+    await replica.close();
+    await bus.close();
+    await db.close();
+    throw err;
+  }
+
   const authRepo = createAuthRepo(db);
   const auth = createAuthenticator(config, authRepo);
   const keys = createApiKeyService(authRepo, bus.control);
@@ -169,12 +182,13 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     optimisticAppend: config.EVENT_LOG_OPTIMISTIC_APPEND,
     maxQueuedWritesPerOrg: config.ORG_WRITE_QUEUE_MAX,
     maxGroupEvents: config.ORG_WRITE_GROUP_MAX_EVENTS,
+    merkle: verifiableLog.step ?? undefined,
     onTransaction: (requests) => {
       metrics.writeTransactions.inc();
       if (requests > 1) metrics.groupedWrites.inc(requests);
     },
   });
-  eventLog.onCommitted((_orgId, stored, batch) => {
+  eventLog.onCommitted((orgId, stored, batch) => {
     const counts = new Map<string, number>();
     for (const e of stored) counts.set(`${e.source}/${e.type}`, (counts.get(`${e.source}/${e.type}`) ?? 0) + 1);
     for (const [k, n] of counts) {
@@ -182,6 +196,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
       metrics.eventsStored.inc(storedEventLabels(source, type), n);
     }
     if (batch) metrics.eventsPublished.inc(batch.events.length);
+    if (stored.length) verifiableLog.checkpointer?.appended(orgId, stored.length);
   });
   const retention = createRetentionJob({
     db,
@@ -325,9 +340,16 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     limits: { bodyBytes: config.BODY_LIMIT_BYTES, maxEntries: config.INGEST_MAX_ENTRIES },
   });
   registerStreamRoutes(app, { auth, hub });
+  // Checkpoints issued here reach every instance's streams over the control channel.
+  verifiableLog.onIssued((orgId, c) => {
+    void bus.control
+      .publish({ kind: 'checkpoint', orgId, size: c.size, rootHash: c.root.toString('base64'), note: c.note })
+      .catch((err: Error) => logger.warn({ err: { message: err.message }, orgId }, 'checkpoint not broadcast to streams'));
+  });
   registerSessionRoutes(app, { db, auth, eventLog });
   anomaly.register(app);
   proxy.register(app);
+  verifiableLog.register(app, { auth, reads });
   registerOpenApiRoute(app);
   await registerDashboardRoutes(app);
 
@@ -338,6 +360,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   });
   app.addHook('onClose', async () => {
     await retention.stop();
+    await verifiableLog.close();
     await proxy.close();
     await anomaly.close();
     await bus.close();
@@ -348,5 +371,6 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const seed = async () => (config.SEED_DEMO && db.kind === 'pglite' ? seedDemo(authRepo, keys) : null);
   retention.start();
   proxy.start();
-  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, recognition, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
+  verifiableLog.start();
+  return { app, config, db, bus, metrics, hub, reads, eventLog, proxy, recognition, verifiableLog, logger, retention, seedDemo: seed, otlpGrpcPort: () => otlpGrpc?.port ?? null };
 }

@@ -212,6 +212,19 @@ export const configSchema = z.object({
   /** Longest sample kept per unrecognized (source, name), in UTF-8 bytes. */
   RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES: int(2048, 0, 65_536),
 
+  /** Keep each organization's verifiable log (Merkle tree hashes in the append transaction, signed checkpoints). */
+  MERKLE_LOG: bool(true),
+  /** The service's public host name: checkpoint origins are `<PUBLIC_HOST>/orgs/<orgId>`, and it names the embedded default signing key. */
+  PUBLIC_HOST: z.string().regex(/^[^\s+/]+$/, 'a host name without spaces, + or /').default('localhost'),
+  /** The checkpoint signing key (Go note format, PRIVATE+KEY+name+hexid+base64); unset: DATA_DIR/log-signing.key (embedded only). */
+  SIGNING_KEY_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
+  /** A checkpoint is signed once an organization has this many events past its latest one ... */
+  CHECKPOINT_EVERY_EVENTS: int(1000, 1, 100_000_000),
+  /** ... or, when it has any, this often. */
+  CHECKPOINT_INTERVAL_MS: int(10_000, 100, 86_400_000),
+  /** Most stored events one append adds to a log left behind (events appended while MERKLE_LOG was off). */
+  MERKLE_CATCHUP_EVENTS: int(1000, 1, 1_000_000),
+
   SHUTDOWN_TIMEOUT_MS: int(10_000, 0),
 }).superRefine((c, ctx) => {
   if (c.DATABASE_READ_URL && !c.DATABASE_URL) ctx.addIssue({ code: 'custom', path: ['DATABASE_READ_URL'], message: 'needs DATABASE_URL (a replica of that database)' });

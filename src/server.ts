@@ -62,6 +62,7 @@ async function main() {
         `    email:     ${demo.email}`,
         `    password:  ${demo.password}`,
         `    API key:   ${demo.apiKey}`,
+        ...(ctx.verifiableLog.verifierKey ? [`    log verifier key: ${ctx.verifiableLog.verifierKey}  (audit-stream verify --key ...; docs/verification.md)`] : []),
         '',
         '',
       ].join('\n'),

@@ -5,16 +5,17 @@ import type { CrossInstanceResult } from '../scenarios/cross-instance.js';
 import type { FanoutSummary } from '../scenarios/fanout.js';
 import type { FanoutResumeSummary } from '../scenarios/fanout-resume.js';
 import type { HistoryResult } from '../scenarios/history.js';
-import type { IngestSummary } from '../scenarios/ingest.js';
+import type { IngestLogSummary, IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
 import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { ProxyBenchResult } from '../scenarios/proxy.js';
+import type { MerkleLogResult } from '../scenarios/merkle-log.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; merkleLog?: MerkleLogResult; ingestLog?: IngestLogSummary };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -46,7 +47,11 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
   const x = s.crossInstance?.run.groups.other;
   const c = s.connections;
   const h = s.history;
+  const m = s.merkleLog;
   return [
+    { name: 'merkle log: ingest events/s with the log / without', target: '>= 0.90x', value: s.ingestLog ? ratio(s.ingestLog.ratio) : 'n/a', pass: s.ingestLog ? s.ingestLog.ratio >= 0.9 : null },
+    { name: 'merkle log: append time with the log / without', target: '<= 1.10x', value: m ? ratio(m.slowdown) : 'n/a', pass: m ? m.slowdown <= 1.1 : null },
+    { name: 'merkle log: bytes added per event (on disk)', target: '<= 40', value: m ? m.bytesPerEvent.onDisk.toFixed(1) : 'n/a', pass: m ? m.bytesPerEvent.onDisk <= 40 : null },
     { name: 'ingest: events stored per second', target: '>= 50,000/s', value: i ? `${int(i.eventsPerSecond)}/s` : 'n/a', pass: i ? i.eventsPerSecond >= 50_000 : null },
     { name: 'ingest: ratio to COPY', target: '>= 0.75x', value: i ? ratio(i.ratioToCopy) : 'n/a', pass: i ? i.ratioToCopy >= 0.75 : null },
     { name: 'ingest: Postgres CPU per event / COPY\'s per row', target: '<= 1.25x', value: i ? ratio(i.postgresCpuToCopy) : 'n/a', pass: i ? i.postgresCpuToCopy <= 1.25 : null },

@@ -117,6 +117,31 @@ export async function runIngest(ctx: RunContext): Promise<IngestSummary> {
   return { ...main!, trials: all.map(figures), bySink };
 }
 
+export interface IngestLogSummary {
+  trials: { log: 'off' | 'on'; eventsPerSecond: number; serviceCpuMsPer1000Events: number; postgresCpuMsPer1000Events: number }[];
+  /** Median over trials of events stored per second with the verifiable log on / off (the same trial's). */
+  ratio: number;
+}
+
+/** awslogs ingest with the verifiable log off and on (MERKLE_LOG), in turn within every trial (order alternating). */
+export async function runIngestLog(ctx: RunContext): Promise<IngestLogSummary> {
+  const trials: IngestLogSummary['trials'] = [];
+  const ratios: number[] = [];
+  const n = Number(process.env.BENCH_LOG_TRIALS ?? 2);
+  for (let i = 0; i < n; i++) {
+    const pair: Record<'off' | 'on', number> = { off: 0, on: 0 };
+    for (const log of i % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const)) {
+      ctx.log(`  trial ${i + 1} of ${n}, verifiable log ${log}`);
+      const r = await runIngestTrial(ctx, i, { workload: 'awslogs', sink: null, copyInto: 'clone', env: { MERKLE_LOG: log === 'on' ? 'true' : 'false' }, label: `log-${log}` });
+      pair[log] = r.eventsPerSecond;
+      trials.push({ log, eventsPerSecond: r.eventsPerSecond, serviceCpuMsPer1000Events: r.cpuMsPer1000Events.service, postgresCpuMsPer1000Events: r.cpuMsPer1000Events.postgres });
+    }
+    ratios.push(pair.on / pair.off);
+    ctx.log(`    log on / off: x${(pair.on / pair.off).toFixed(3)} events stored per second`);
+  }
+  return { trials, ratio: [...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)] };
+}
+
 /** The plain scenario: spec bodies without event ids, resent round and round; COPY into the table itself. */
 export async function runIngestPlain(ctx: RunContext): Promise<IngestSummary> {
   const t = await runTrials(TRIALS, (i) => {
@@ -130,6 +155,9 @@ interface TrialOptions {
   workload: 'awslogs' | 'plain';
   sink: Sink | null;
   copyInto: 'clone' | 'table';
+  /** More settings of the service (and a name for them in its log file). */
+  env?: Record<string, string>;
+  label?: string;
 }
 
 async function checkpoint(db: BenchDatabase): Promise<void> {
@@ -140,8 +168,8 @@ async function runIngestTrial(ctx: RunContext, trial: number, opts: TrialOptions
   const db = await createDatabase();
   const csv = path.join(TMP, `copy-${db.name}.csv`);
   try {
-    const env = serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken, opts.sink ? SINK_ENV[opts.sink] : {});
-    const svc = await startServer(`ingest-${opts.workload}-${opts.sink ?? 'default'}-${trial + 1}`, ctx.entry.args, env);
+    const env = serviceEnv(db, `${ctx.redisPrefix}ingest:`, ctx.adminToken, { ...(opts.sink ? SINK_ENV[opts.sink] : {}), ...opts.env });
+    const svc = await startServer(`ingest-${opts.workload}-${opts.sink ?? 'default'}${opts.label ? `-${opts.label}` : ''}-${trial + 1}`, ctx.entry.args, env);
     let done: SenderDone[];
     let serviceCpu = 0;
     let pgCpu = 0;

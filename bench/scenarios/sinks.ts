@@ -41,7 +41,7 @@ export interface SinksResult {
 }
 
 let idSeq = 0n;
-function batches(seed: number, n: number): NewAuditEvent[][] {
+export function batches(seed: number, n: number): NewAuditEvent[][] {
   const gen = createLogGenerator(seed, BATCH);
   return Array.from({ length: n }, () => {
     const body = gen.next();

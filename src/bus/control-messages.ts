@@ -8,6 +8,8 @@ export const controlMessageKinds = [
   z.object({ kind: z.literal('revoke_key'), keyId: id }),
   z.object({ kind: z.literal('end_login'), loginSessionId: id }),
   z.object({ kind: z.literal('recognition_profiles_changed'), orgId: id }),
+  /** A signed checkpoint of an organization's log was issued (streams that asked for checkpoints send it). */
+  z.object({ kind: z.literal('checkpoint'), orgId: id, size: z.number().int().min(0), rootHash: z.string().max(64), note: z.string().max(2048) }),
 ] as const;
 
 export const controlMessageSchema = z.discriminatedUnion('kind', controlMessageKinds);

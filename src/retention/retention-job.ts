@@ -6,6 +6,7 @@ import type { Db } from '../db/db.js';
 import { currentSeq } from '../audit/audit-repo.js';
 import { createJobLease } from './job-lease.js';
 import { deleteOutcomesBefore } from '../audit/ingest-requests-repo.js';
+import { pruneLeafTiles } from '../verify/merkle-sql.js';
 import { deleteEmptyHours, deleteOrphans, deleteUnusedContexts, deleteSeqRange, firstKeptSeqIn, oldestSeq, raiseRetentionMark, receivedAtOf, retainedOrgs } from './retention-repo.js';
 
 export interface RetentionOptions {
@@ -96,6 +97,8 @@ export function createRetentionJob(opts: RetentionOptions): RetentionJob {
     out.removedSessions = orphans.sessions;
     out.removedServers = orphans.servers;
     out.removedContexts = await deleteUnusedContexts(opts.db, orgId, lo);
+    // The verifiable log keeps what proofs of the kept events and between checkpoints need.
+    await pruneLeafTiles(opts.db, orgId, lo);
     // Records of Idempotency-Keys go only as far as their events did: none newer than the oldest event kept.
     const keptSince = out.keptFromSeq === null ? null : await receivedAtOf(opts.db, orgId, out.keptFromSeq);
     const before = keptSince !== null && keptSince < cutoff ? keptSince : cutoff;

@@ -39,6 +39,8 @@ export class SseConnection {
   private drainWaiters: (() => void)[] = [];
   closed = false;
   closeReason: CloseReason | null = null;
+  /** The client asked for the log's signed checkpoints (`checkpoints=true`). */
+  wantsCheckpoints = false;
 
   constructor(
     private readonly res: ServerResponse,

@@ -29,6 +29,11 @@ export function frameOf(e: StreamEvent): FramedEvent {
   return f;
 }
 
+/** The frame of a signed checkpoint: `event: checkpoint`, no id (a client's resume position stays its last event's seq). */
+export function checkpointFrame(c: { size: number; rootHash: string; note: string }): string {
+  return `event: checkpoint\ndata: ${sseJson({ size: c.size, rootHash: c.rootHash, note: c.note })}\n\n`;
+}
+
 export function comment(text: string): string {
   return `: ${text.replace(/[\r\n\u0085\u2028\u2029]+/g, ' ')}\n\n`;
 }

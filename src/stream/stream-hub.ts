@@ -12,7 +12,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { OrgFeed } from './org-feed.js';
 import { SseConnection, type CloseReason, type ConnectionFilter, type ConnectionIdentity } from './sse-connection.js';
-import { comment, retryLine } from './sse-format.js';
+import { checkpointFrame, comment, retryLine } from './sse-format.js';
 import { RateLimited } from '../shared/domain-errors.js';
 
 const CATCH_UP_MS = 5000;
@@ -35,6 +35,8 @@ export interface OpenStreamOptions {
   identity: ConnectionIdentity;
   filter: ConnectionFilter;
   lastEventId: number | null;
+  /** Send the organization's signed checkpoints as `checkpoint` events as they are issued. */
+  checkpoints?: boolean;
 }
 
 export function createStreamHub(deps: StreamHubDeps) {
@@ -153,6 +155,7 @@ export function createStreamHub(deps: StreamHubDeps) {
       onClose,
       (n) => metrics.eventsDelivered.inc(n),
     );
+    conn.wantsCheckpoints = opts.checkpoints === true;
     connections.add(conn);
     bump(perOrg, opts.identity.orgId, 1);
     bump(perKey, opts.identity.keyId, 1);
@@ -187,6 +190,12 @@ export function createStreamHub(deps: StreamHubDeps) {
       end: (bad, why) => closeWhere((c) => bad(c.identity), 'credentials', why),
     },
   );
+
+  // A checkpoint issued on any instance reaches the streams here that asked for checkpoints.
+  deps.control.on('checkpoint', (m) => {
+    const frame = checkpointFrame(m);
+    for (const c of connections) if (c.wantsCheckpoints && c.identity.orgId === m.orgId) c.write(frame);
+  });
 
   deps.transport.onResubscribed(() => {
     metrics.busReconnects.inc();

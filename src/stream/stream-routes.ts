@@ -28,6 +28,8 @@ export const streamQuerySchema = z.object({
     }),
   serverId: z.string().min(1).max(200).optional(),
   lastEventId: seqString.optional(),
+  /** `true`: the stream also carries the organization's signed checkpoints as `checkpoint` events, as they are issued. */
+  checkpoints: z.enum(['true', 'false']).optional(),
 });
 
 /** The resume header an EventSource sends; blank means none (then the lastEventId parameter counts). */
@@ -40,7 +42,7 @@ export const streamHeadersSchema = z.looseObject({
 
 const schema = {
   summary:
-    'Server-sent event stream of the organization (tool_call, anomaly, session_update); replay with the Last-Event-ID header or lastEventId; 429 past the connection limit',
+    'Server-sent event stream of the organization (tool_call, anomaly, session_update; with checkpoints=true also `checkpoint`: the log\'s signed checkpoints as issued); replay with the Last-Event-ID header or lastEventId; 429 past the connection limit',
   security: SECURITY.reader,
   querystring: streamQuerySchema,
   headers: streamHeadersSchema,
@@ -76,6 +78,7 @@ export function registerStreamRoutes(fastify: FastifyInstance, deps: { auth: Aut
         },
         filter: { types: query.types, serverId: query.serverId ?? null },
         lastEventId,
+        checkpoints: query.checkpoints === 'true',
       });
     } catch (err) {
       if (!reply.raw.headersSent) {

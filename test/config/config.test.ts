@@ -85,4 +85,12 @@ describe('loadConfig', () => {
     // One Redis keeps any prefix it had.
     expect(loadConfig({ REDIS_URL: 'redis://b:6379', REDIS_PREFIX: 'app{1}:' }).REDIS_PREFIX).toBe('app{1}:');
   });
+  it('reads the verifiable log settings: on by default, a host name for origins, bounded intervals', () => {
+    const c = loadConfig({});
+    expect([c.MERKLE_LOG, c.PUBLIC_HOST, c.CHECKPOINT_EVERY_EVENTS, c.CHECKPOINT_INTERVAL_MS, c.MERKLE_CATCHUP_EVENTS, c.SIGNING_KEY_FILE]).toEqual([true, 'localhost', 1000, 10000, 1000, undefined]);
+    expect(loadConfig({ MERKLE_LOG: 'false', PUBLIC_HOST: 'audit.example.com:8443' })).toMatchObject({ MERKLE_LOG: false, PUBLIC_HOST: 'audit.example.com:8443' });
+    for (const [name, bad] of [['PUBLIC_HOST', 'a b'], ['PUBLIC_HOST', 'a+b'], ['PUBLIC_HOST', 'a/orgs'], ['CHECKPOINT_EVERY_EVENTS', '0'], ['CHECKPOINT_INTERVAL_MS', '99'], ['MERKLE_CATCHUP_EVENTS', '0']]) {
+      expect(() => loadConfig({ [name]: bad }), `${name}=${bad}`).toThrow(name);
+    }
+  });
 });

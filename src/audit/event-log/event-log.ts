@@ -3,7 +3,7 @@
 // holding the organization's seq lock, and are published after commit.
 import type { Logger } from 'pino';
 import type { DataTransport } from '../../bus/data-transport.js';
-import type { Db, Queryable } from '../../db/db.js';
+import type { Db, Queryable, Transaction } from '../../db/db.js';
 import { isStorageUnavailable } from '../../db/db.js';
 import { RateLimited, Unavailable } from '../../shared/domain-errors.js';
 import { createKeyedBatcher, type JobOutcome } from '../../shared/keyed-batcher.js';
@@ -15,6 +15,7 @@ import { insertSink } from './insert-sink.js';
 import { lockOrgSeq } from './log-sql.js';
 import type { RowSink, RowSinkName } from './row-sink.js';
 import type { CanonicalRecord } from './canonical-record.js';
+import type { MerkleStep } from '../../verify/merkle-append.js';
 
 export type { Appended } from './append.js';
 
@@ -57,6 +58,8 @@ export interface EventLogDeps {
    * lookup only when the dedupe index refuses one (EVENT_LOG_OPTIMISTIC_APPEND).
    */
   optimisticAppend?: boolean;
+  /** Adds each append's records to the organization's verifiable log in its transaction (MERKLE_LOG); none: off. */
+  merkle?: MerkleStep;
   /** Called after each commit of appends with how many requests it held (metrics). */
   onTransaction?: (requests: number) => void;
 }
@@ -66,6 +69,16 @@ export const ROW_SINKS: Record<RowSinkName, RowSink> = { insert: insertSink, cop
 export function createEventLog(deps: EventLogDeps): EventLog {
   const sink = ROW_SINKS[deps.sink];
   const listeners: AfterCommitListener[] = [];
+
+  /** appendLocked, then the verifiable log's step over what it appended, in the same transaction. */
+  async function appendLogged(tx: Transaction, orgId: string, lastSeq: number, requests: readonly PreparedRequest[], assumeNew = false): Promise<Awaited<ReturnType<typeof appendLocked>>> {
+    const out = await appendLocked(tx, orgId, lastSeq, requests, sink, new Date(), assumeNew);
+    if (deps.merkle && out.batch) {
+      const done = out.outcomes.flatMap((o) => (o.ok ? [o.value] : []));
+      await deps.merkle.appended(tx, orgId, lastSeq, done.flatMap((a) => a.records), done.flatMap((a) => a.stored));
+    }
+    return out;
+  }
   const batcher = createKeyedBatcher<PreparedRequest, Appended>({
     maxWaiting: deps.maxQueuedWritesPerOrg,
     maxBatchWeight: deps.maxGroupEvents,
@@ -96,7 +109,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   async function runBatch(orgId: string, requests: PreparedRequest[], assumeNew = deps.optimisticAppend === true): Promise<JobOutcome<Appended>[]> {
     let out: Awaited<ReturnType<typeof appendLocked>>;
     try {
-      out = await deps.db.transaction(async (tx) => appendLocked(tx, orgId, await lockOrgSeq(tx, orgId), requests, sink, new Date(), assumeNew));
+      out = await deps.db.transaction(async (tx) => appendLogged(tx, orgId, await lockOrgSeq(tx, orgId), requests, assumeNew));
     } catch (err) {
       // An identity stored already: nothing of this transaction is kept; the same requests again, looked up first.
       if (assumeNew && isDuplicateIdentity(err)) return runBatch(orgId, requests, false);
@@ -118,6 +131,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     if (!options.internal) batcher.refuseIfFull(orgId);
     // Prepared before the turn: the org's seq lock is held only for what needs the database.
     const prepared = prepareRequest({ events, idempotency: options.idempotency });
+    deps.merkle?.prepare(prepared.fresh.map((p) => p.event));
     if (!options.internal) return batcher.join(orgId, prepared, events.length);
     return batcher.alone(orgId, async () => {
       const [o] = await runBatch(orgId, [prepared]);
@@ -131,7 +145,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
       deps.db.transaction(async (tx) => {
         const lastSeq = await lockOrgSeq(tx, orgId);
         const { events, result } = await check(tx);
-        const r = await appendLocked(tx, orgId, lastSeq, [prepareRequest({ events })], sink, new Date());
+        const r = await appendLogged(tx, orgId, lastSeq, [prepareRequest({ events })]);
         const o = r.outcomes[0];
         if (!o.ok) throw o.error;
         return { result, appended: o.value, batch: r.batch };
