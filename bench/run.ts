@@ -20,6 +20,7 @@ import { runOtlp } from './scenarios/otlp.js';
 import { runSinks } from './scenarios/sinks.js';
 import { runPostgresCost } from './scenarios/postgres-cost.js';
 import { runProxy } from './scenarios/proxy.js';
+import { runRecognition } from './scenarios/recognition.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -34,6 +35,7 @@ const SCENARIOS = {
   connections: runConnections,
   history: runHistory,
   proxy: runProxy,
+  recognition: runRecognition,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

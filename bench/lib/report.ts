@@ -9,12 +9,13 @@ import type { IngestSummary } from '../scenarios/ingest.js';
 import type { OtlpResult } from '../scenarios/otlp.js';
 import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { ProxyBenchResult } from '../scenarios/proxy.js';
+import type { RecognitionResult } from '../scenarios/recognition.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; recognition?: RecognitionResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -70,6 +71,12 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
     { name: 'history: ingest after the fill / before', target: '>= 0.80x', value: h ? ratio(h.ingestRatio) : 'n/a', pass: h ? h.ingestRatio >= 0.8 : null },
     { name: 'proxy: added latency p50', target: '<= 2 ms', value: s.proxy ? ms(s.proxy.latency.addedP50) : 'n/a', pass: s.proxy ? s.proxy.latency.addedP50 <= 2 : null },
     { name: 'proxy: calls/s through the proxy / direct', target: '>= 0.80x', value: s.proxy ? ratio(s.proxy.throughput.ratio) : 'n/a', pass: s.proxy ? s.proxy.throughput.ratio >= 0.8 : null },
+    {
+      name: 'recognition: mapping time with built-in + 20 organization profiles / generic reading alone',
+      target: '<= 1.10x',
+      value: s.recognition ? ratio(s.recognition.slowdown) : 'n/a',
+      pass: s.recognition ? s.recognition.slowdown <= 1.1 : null,
+    },
   ];
 }
 
@@ -244,6 +251,17 @@ export function tableRows(r: BenchResults): string[][] {
     rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
     const su = px.suspension;
     rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);
+  }
+  const rc = r.scenarios.recognition;
+  if (rc) {
+    rows.push([
+      'recognition',
+      `records mapped/s (OTLP logs + traces decoded, CloudWatch lines; ${int(rc.records)} records per round, fastest of ${rc.rounds} interleaved): built-in + ${rc.userProfiles} organization profiles / generic reading alone`,
+      int(rc.profiles.recordsPerSecond),
+      int(rc.heuristics.recordsPerSecond),
+      ratio(rc.slowdown),
+      `time <= 1.10x: ${verdict(t('recognition:')!.pass)} (load ${rc.loadAverage.toFixed(2)})`,
+    ]);
   }
   return rows;
 }

@@ -60,3 +60,27 @@ describe('recognize', () => {
     expect(recognize(big, [p]).recognized!.latencyMs).toBe(256);
   });
 });
+
+describe('guards', () => {
+  const view = messageView({ source: 'raw', message: null, fields: { tool: 'search', kind: 'x' }, receivedMs: 0 });
+
+  it("skips a profile whose top-level conditions on plain variables or attributes fail, without evaluating it", () => {
+    // Each `when` would fail (a missing key) if it were evaluated: skipped by its guard, nothing is counted.
+    const whens = ["source == 'otlp' && attributes.nope == 1", "'missing' in attributes && attributes.nope == 1", "attributes['kind'] in ['y', 'z'] && attributes.nope == 1", "attributes.tool == 'other' && attributes.nope == 1"];
+    for (const when of whens) {
+      const p = compileProfile({ ...base, id: 'g', when });
+      expect(p.guards.length).toBeGreaterThan(0);
+      expect(recognize(view, [p])).toEqual({ recognized: null, failures: [] });
+    }
+    // Guards that pass leave the rest to CEL: here it fails, and is counted.
+    const passing = compileProfile({ ...base, id: 'g', when: "source == 'raw' && 'tool' in attributes && attributes.tool == 'search' && attributes.nope == 1" });
+    expect(recognize(view, [passing]).failures.map((f) => f.expression)).toEqual(['when']);
+  });
+
+  it('a guard-skipped profile costs nothing against the budget', () => {
+    const skipped = compileProfile({ ...base, id: 'skipped', when: "source == 'otlp' && [1, 2].exists(x, x > 1)" });
+    const reads = compileProfile({ ...base, id: 'reads', fields: { tool: 'attributes.tool' } });
+    expect(recognize(view, [skipped, reads], reads.cost).recognized?.profileId).toBe('reads');
+    expect(recognize(view, [reads], reads.cost - 1).failures.map((f) => f.expression)).toEqual(['cost']);
+  });
+});
