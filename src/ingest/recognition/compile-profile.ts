@@ -9,6 +9,7 @@ import { strings } from '@bufbuild/cel/ext';
 import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits, type ExpressionShape } from './expression-limits.js';
 import { PROFILE_FIELDS, type Profile, type ProfileField } from './profile.js';
 import { guardsOf, type Guard } from './profile-guards.js';
+import { compileFast, FALLBACK, FastError } from './fast-expressions.js';
 import { boundedValue, VIEW_LIMITS, type RecordView } from './record-view.js';
 
 /** A profile expression that does not compile, named by its place (`when`, `fields.tool`). */
@@ -135,7 +136,12 @@ function bindings(view: RecordView): Record<string, never> {
   return view.bindings;
 }
 
-function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits): { run: CompiledExpression; cost: number; guards: Guard[] } {
+/** How expressions are evaluated: `fast` (default) tries the fast path first (fast-expressions.ts), `cel` never does. */
+export interface CompileOptions {
+  evaluator?: 'fast' | 'cel';
+}
+
+function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits, opts: CompileOptions): { run: CompiledExpression; cost: number; guards: Guard[] } {
   if (text.length > limits.maxChars) throw new ProfileCompileError(path, `longer than ${limits.maxChars} characters`);
   let parsed;
   try {
@@ -155,7 +161,13 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
   } catch (err) {
     throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
   }
+  const fast = opts.evaluator === 'cel' ? null : compileFast(parsed.expr);
   const evaluate: CompiledExpression = (view) => {
+    if (fast) {
+      const out = fast(view);
+      if (out instanceof FastError) return { ok: false, error: out.message.slice(0, 200) };
+      if (out !== FALLBACK) return { ok: true, value: out !== null && typeof out === 'object' ? null : out };
+    }
     try {
       const out = run(bindings(view));
       if (isCelError(out)) return { ok: false, error: out.message.slice(0, 200) };
@@ -168,14 +180,14 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
 }
 
 /** Compiles every expression of `profile`; throws ProfileCompileError naming the first that fails. */
-export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv()): CompiledProfile {
+export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv(), opts: CompileOptions = {}): CompiledProfile {
   const fields: CompiledProfile['fields'] = {};
-  const when = compileExpression(env, profile.when, 'when', limits);
+  const when = compileExpression(env, profile.when, 'when', limits, opts);
   let cost = when.cost;
   for (const key of PROFILE_FIELDS) {
     const text = profile.fields[key];
     if (text === undefined) continue;
-    const compiled = compileExpression(env, text, `fields.${key}`, limits);
+    const compiled = compileExpression(env, text, `fields.${key}`, limits, opts);
     fields[key] = compiled.run;
     cost += compiled.cost;
   }
