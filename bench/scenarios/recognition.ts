@@ -38,7 +38,7 @@ export interface RecognitionResult {
 const str = (k: string, v: string) => ({ key: k, value: { stringValue: v } });
 
 /** An OTLP/JSON logs export: Claude Code and Codex tool events beside generic gateway JSON bodies. */
-function logsExport(): Buffer {
+export function logsExport(): Buffer {
   const records = Array.from({ length: RECORDS }, (_, i) => {
     const t = String(BigInt(Date.parse('2026-01-01T10:00:00Z') + i) * 1_000_000n);
     if (i % 3 === 0)
@@ -51,7 +51,7 @@ function logsExport(): Buffer {
 }
 
 /** An OTLP/JSON traces export: AI SDK tool-call and LLM spans, MCP tool-call spans and HTTP spans. */
-function tracesExport(): Buffer {
+export function tracesExport(): Buffer {
   const hex = (n: number, len: number) => n.toString(16).padStart(len, '0');
   const spans = Array.from({ length: RECORDS }, (_, i) => {
     const start = BigInt(Date.parse('2026-01-01T10:00:00Z') + i) * 1_000_000n;
@@ -65,7 +65,7 @@ function tracesExport(): Buffer {
 }
 
 /** A CloudWatch batch of gateway JSON lines and text lines. */
-function cloudWatchBatch() {
+export function cloudWatchBatch() {
   const events = Array.from({ length: RECORDS }, (_, i) => ({
     id: null,
     timestamp: new Date(Date.parse('2026-01-01T10:00:00Z') + i),
@@ -80,7 +80,7 @@ function cloudWatchBatch() {
 }
 
 /** 20 organization profiles, none matching these records: every one is tried on every record (the worst case). */
-function userProfiles() {
+export function userProfiles() {
   return Array.from({ length: USER_PROFILES }, (_, i) =>
     compileProfile({
       id: `org-${i}`,

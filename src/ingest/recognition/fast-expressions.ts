@@ -1,6 +1,6 @@
 // A fast path for the simplest CEL shapes profiles are made of (`attributes['k']`, `'k' in attributes ? … : null`,
-// `span.durationMs`, `'status=' + span.status`, string equality, `&&`, `||`, `!`, `? :`): closures over the record
-// view, for values that are strings, booleans or null. Anything else (numbers compared or added, macros, functions)
+// `span.durationMs`, `'status=' + span.status`, string equality, `startsWith`/`endsWith`/`contains`, `&&`, `||`, `!`,
+// `? :`): closures over the record view, for values that are strings, booleans or null. Anything else (numbers compared or added, macros, functions)
 // answers FALLBACK and is evaluated by @bufbuild/cel, so the result is always CEL's.
 import type { parse } from '@bufbuild/cel';
 import type { RecordView } from './record-view.js';
@@ -18,7 +18,10 @@ export class FastError {
 type Out = unknown;
 export type FastExpression = (view: RecordView) => Out;
 
-const STRING_VARS = new Set(['source', 'kind', 'logGroup', 'name', 'scope']);
+const PLAIN_VARS = new Set(['source', 'kind', 'logGroup', 'name', 'scope', 'body']);
+
+/** A part of an expression the fast path does not handle: reaching it hands the record to CEL. */
+const unsupported: FastExpression = () => FALLBACK;
 const MAP_VARS = new Set(['attributes', 'span', 'log']);
 
 const isBool = (v: unknown): v is boolean => typeof v === 'boolean';
@@ -35,15 +38,15 @@ function member(map: string, key: string): FastExpression {
   };
 }
 
-function constant(e: Expr): FastExpression | null {
-  if (e.exprKind.case !== 'constExpr') return null;
+function constant(e: Expr): FastExpression {
+  if (e.exprKind.case !== 'constExpr') return unsupported;
   const c = e.exprKind.value.constantKind;
   if (c.case === 'stringValue' || c.case === 'boolValue') {
     const v = c.value;
     return () => v;
   }
   if (c.case === 'nullValue') return () => null;
-  return null;
+  return unsupported;
 }
 
 function strings(e: Expr): Set<string> | null {
@@ -56,34 +59,55 @@ function strings(e: Expr): Set<string> | null {
   return out;
 }
 
-function call(fn: string, args: Expr[]): FastExpression | null {
+const STRING_METHODS: Record<string, (s: string, arg: string) => boolean> = {
+  startsWith: (s, arg) => s.startsWith(arg),
+  endsWith: (s, arg) => s.endsWith(arg),
+  contains: (s, arg) => s.includes(arg),
+};
+
+/** `s.startsWith(x)`, `s.endsWith(x)`, `s.contains(x)` on strings. */
+function method(fn: string, target: Expr, args: Expr[]): FastExpression {
+  const op = Object.prototype.hasOwnProperty.call(STRING_METHODS, fn) ? STRING_METHODS[fn] : null;
+  if (!op || args.length !== 1) return unsupported;
+  const t = compileNode(target);
+  const a = compileNode(args[0]);
+  return (view) => {
+    const x = t(view);
+    if (bad(x)) return x;
+    const y = a(view);
+    if (bad(y)) return y;
+    return typeof x === 'string' && typeof y === 'string' ? op(x, y) : FALLBACK;
+  };
+}
+
+function call(fn: string, args: Expr[]): FastExpression {
   if (fn === '_[_]' && args.length === 2) {
     const [target, key] = args;
     if (target.exprKind.case === 'identExpr' && MAP_VARS.has(target.exprKind.value.name) && key.exprKind.case === 'constExpr' && key.exprKind.value.constantKind.case === 'stringValue') {
       return member(target.exprKind.value.name, key.exprKind.value.constantKind.value);
     }
-    return null;
+    return unsupported;
   }
   if (fn === '@in' && args.length === 2) {
     const [item, container] = args;
     if (container.exprKind.case === 'identExpr' && MAP_VARS.has(container.exprKind.value.name)) {
-      if (item.exprKind.case !== 'constExpr' || item.exprKind.value.constantKind.case !== 'stringValue') return null;
+      if (item.exprKind.case !== 'constExpr' || item.exprKind.value.constantKind.case !== 'stringValue') return unsupported;
       const key = item.exprKind.value.constantKind.value;
       const map = container.exprKind.value.name;
       return (view) => Object.prototype.hasOwnProperty.call(mapOf(view, map), key);
     }
     const set = strings(container);
-    const x = compileFast(item);
-    if (!set || !x) return null;
+    if (!set) return unsupported;
+    const x = compileNode(item);
     return (view) => {
       const v = x(view);
       if (bad(v)) return v;
-      return typeof v === 'string' ? set.has(v) : FALLBACK;
+      // null equals no string (CEL's heterogeneous equality).
+      return typeof v === 'string' ? set.has(v) : v === null ? false : FALLBACK;
     };
   }
-  const compiled = args.map(compileFast);
-  if (compiled.some((c) => c === null)) return null;
-  const [a, b, c] = compiled as FastExpression[];
+  const compiled = args.map(compileNode);
+  const [a, b, c] = compiled;
   switch (fn) {
     case '_==_':
     case '_!=_': {
@@ -94,6 +118,9 @@ function call(fn: string, args: Expr[]): FastExpression | null {
         const y = b(view);
         if (bad(y)) return y;
         const same = (typeof x === 'string' && typeof y === 'string') || (isBool(x) && isBool(y)) || (x === null && y === null);
+        // null against a string: never equal (CEL's heterogeneous equality).
+        const nullAndString = (x === null && typeof y === 'string') || (y === null && typeof x === 'string');
+        if (nullAndString) return negate;
         if (!same) return FALLBACK;
         return negate ? x !== y : x === y;
       };
@@ -107,7 +134,7 @@ function call(fn: string, args: Expr[]): FastExpression | null {
         return typeof x === 'string' && typeof y === 'string' ? x + y : FALLBACK;
       };
     case 'string':
-      if (compiled.length !== 1) return null;
+      if (compiled.length !== 1) return unsupported;
       return (view) => {
         const x = a(view);
         if (bad(x)) return x;
@@ -143,28 +170,38 @@ function call(fn: string, args: Expr[]): FastExpression | null {
       };
     }
     default:
-      return null;
+      return unsupported;
   }
 }
 
-/** The fast closure of an expression, or null when its shape is not one the fast path handles. */
-export function compileFast(e: Expr): FastExpression | null {
+function compileNode(e: Expr): FastExpression {
   switch (e.exprKind.case) {
     case 'constExpr':
       return constant(e);
     case 'identExpr': {
       const name = e.exprKind.value.name;
-      if (STRING_VARS.has(name)) return (view) => view[name as 'source'];
-      return null;
+      if (PLAIN_VARS.has(name)) return (view) => view[name as 'source'];
+      return unsupported;
     }
     case 'selectExpr': {
       const { operand, field, testOnly } = e.exprKind.value;
-      if (testOnly || operand?.exprKind.case !== 'identExpr' || !MAP_VARS.has(operand.exprKind.value.name)) return null;
+      if (testOnly || operand?.exprKind.case !== 'identExpr' || !MAP_VARS.has(operand.exprKind.value.name)) return unsupported;
       return member(operand.exprKind.value.name, field);
     }
-    case 'callExpr':
-      return e.exprKind.value.target ? null : call(e.exprKind.value.function, e.exprKind.value.args);
+    case 'callExpr': {
+      const { target, function: fn, args } = e.exprKind.value;
+      return target ? method(fn, target, args) : call(fn, args);
+    }
     default:
-      return null;
+      return unsupported;
   }
+}
+
+/**
+ * The fast closure of an expression, or null when the expression itself is not a handled shape. A part that is not
+ * handled answers FALLBACK only when it is reached (`false && jsonParse(…)` is still decided fast).
+ */
+export function compileFast(e: Expr): FastExpression | null {
+  const fast = compileNode(e);
+  return fast === unsupported ? null : fast;
 }

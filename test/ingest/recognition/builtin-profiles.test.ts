@@ -85,6 +85,9 @@ describe('the fast path gives what @bufbuild/cel gives', () => {
       "attributes.b && attributes.missing == 'x'", "attributes.missing == 'x' && false", "attributes.missing == 'x' || true", "attributes.s || true", "!attributes.b", "!attributes.s",
       "attributes.b ? 'yes' : 'no'", "attributes.s ? 'yes' : 'no'", "attributes.s in ['x', 'y']", "attributes.n in ['x']", "name in ['ev', 'other']",
       "span.durationMs", "span.status", "'status=' + span.status", "log.traceId != '' ? log.traceId : null", "span.nope", "source == 'raw' && kind == 'message'",
+      "attributes.s.startsWith('x')", "attributes.z in ['q', 'r']", "attributes.z == 'q'", "attributes.z != 'q'", "body in ['a']", "null == attributes.s", "attributes.s.contains('')", "attributes.n.endsWith('5')", "attributes.missing.contains('x')", "body == null",
+      "'s' in attributes && 'x' in jsonParse(attributes.s) ? 'a' : 'b'", "'missing' in attributes && 'x' in jsonParse(attributes.missing) ? 'a' : 'b'",
+      "attributes.b || size(attributes.s) > 0", "false ? attributes.s.substring(1) : attributes.s",
     ];
     const records = [
       { s: 'x', n: 5, b: true, z: null, m: { k: 'v' } },
