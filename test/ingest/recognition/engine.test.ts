@@ -1,6 +1,7 @@
 // The profile engine: compile-time bounds, an expression that fails falls through to the next profile, the time fallback.
 import { describe, expect, it } from 'vitest';
 import { compileProfile, emptyView, messageView, ProfileCompileError, recognize, type Profile } from '../../../src/ingest/recognition/index.js';
+import { createRecognizer, cutToBytes } from '../../../src/ingest/recognition/recognizer.js';
 
 const base: Profile = { id: 'p', version: 1, description: '', source: '', when: 'true', fields: {} };
 
@@ -82,5 +83,29 @@ describe('guards', () => {
     const reads = compileProfile({ ...base, id: 'reads', fields: { tool: 'attributes.tool' } });
     expect(recognize(view, [skipped, reads], reads.cost).recognized?.profileId).toBe('reads');
     expect(recognize(view, [reads], reads.cost - 1).failures.map((f) => f.expression)).toEqual(['cost']);
+  });
+});
+
+describe('a request\'s unrecognized tallies', () => {
+  it('counts by source and name, keeps the first sample cut at a character boundary, and names past the limit as (other)', () => {
+    const r = createRecognizer({ org: [], builtin: [], maxCostPerRecord: 1, maxNames: 2, sampleBytes: 5 });
+    let made = 0;
+    const sample = (text: string) => () => {
+      made++;
+      return text;
+    };
+    for (const name of ['a', 'b', 'a', 'c', 'd']) {
+      const view = emptyView('otlp', 'span', 0);
+      view.name = name;
+      r.unrecognized(view, sample(`ééé-${name}`));
+    }
+    expect(r.tallies()).toEqual([
+      { source: 'otlp', name: 'a', count: 2, sample: 'éé' },
+      { source: 'otlp', name: 'b', count: 1, sample: 'éé' },
+      { source: 'otlp', name: '(other)', count: 2, sample: 'éé' },
+    ]);
+    // A sample is made once per tallied name, not per record.
+    expect(made).toBe(3);
+    expect(cutToBytes('abc', 5)).toBe('abc');
   });
 });
