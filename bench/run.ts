@@ -21,6 +21,7 @@ import { runSinks } from './scenarios/sinks.js';
 import { runPostgresCost } from './scenarios/postgres-cost.js';
 import { runProxy } from './scenarios/proxy.js';
 import { runRecognition } from './scenarios/recognition.js';
+import { runRecognitionIngest } from './scenarios/recognition-ingest.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -36,6 +37,7 @@ const SCENARIOS = {
   history: runHistory,
   proxy: runProxy,
   recognition: runRecognition,
+  recognitionIngest: runRecognitionIngest,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

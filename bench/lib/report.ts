@@ -10,12 +10,13 @@ import type { OtlpResult } from '../scenarios/otlp.js';
 import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { ProxyBenchResult } from '../scenarios/proxy.js';
 import type { RecognitionResult } from '../scenarios/recognition.js';
+import type { RecognitionIngestResult } from '../scenarios/recognition-ingest.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; recognition?: RecognitionResult };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; recognition?: RecognitionResult; recognitionIngest?: RecognitionIngestResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -76,6 +77,12 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
       target: '<= 1.10x',
       value: s.recognition ? ratio(s.recognition.slowdown) : 'n/a',
       pass: s.recognition ? s.recognition.slowdown <= 1.1 : null,
+    },
+    {
+      name: 'recognition ingest: agent log events stored/s with built-in + 20 organization profiles / generic reading alone',
+      target: '>= 0.90x',
+      value: s.recognitionIngest ? ratio(s.recognitionIngest.ratio) : 'n/a',
+      pass: s.recognitionIngest ? s.recognitionIngest.ratio >= 0.9 : null,
     },
   ];
 }
@@ -261,6 +268,18 @@ export function tableRows(r: BenchResults): string[][] {
       int(rc.heuristics.recordsPerSecond),
       ratio(rc.slowdown),
       `time <= 1.10x: ${verdict(t('recognition:')!.pass)} (load ${rc.loadAverage.toFixed(2)})`,
+    ]);
+  }
+  const ri = r.scenarios.recognitionIngest;
+  if (ri) {
+    const rate = (mode: 'profiles' | 'generic') => ri.phases.filter((p) => p.mode === mode).map((p) => int(p.eventsPerSecond)).join(', ');
+    rows.push([
+      'recognition',
+      `agent log events stored/s end to end (${ri.senders} senders x ${ri.batchSize}-record OTLP/JSON exports, alternating phases): built-in + 20 organization profiles / built-in off, no organization profiles`,
+      rate('profiles'),
+      rate('generic'),
+      ratio(ri.ratio),
+      `>= 0.90x: ${verdict(t('recognition ingest')!.pass)}`,
     ]);
   }
   return rows;

@@ -11,6 +11,7 @@ import { compileProfile } from '../../src/ingest/recognition/compile-profile.js'
 import { createRecognizer, type Recognizer } from '../../src/ingest/recognition/recognizer.js';
 import type { RunContext } from '../lib/context.js';
 import { loadAverage } from '../lib/machine.js';
+import { agentLogsExport, str } from '../workloads/agent-logs.js';
 
 const RECORDS = 2000;
 const ROUNDS = 15;
@@ -35,19 +36,10 @@ export interface RecognitionResult {
   loadAverage: number;
 }
 
-const str = (k: string, v: string) => ({ key: k, value: { stringValue: v } });
 
 /** An OTLP/JSON logs export: Claude Code and Codex tool events beside generic gateway JSON bodies. */
 export function logsExport(): Buffer {
-  const records = Array.from({ length: RECORDS }, (_, i) => {
-    const t = String(BigInt(Date.parse('2026-01-01T10:00:00Z') + i) * 1_000_000n);
-    if (i % 3 === 0)
-      return { timeUnixNano: t, body: { stringValue: 'claude_code.tool_result' }, attributes: [str('event.name', 'tool_result'), str('session.id', `s-${i % 50}`), str('tool_name', 'Read'), str('success', 'true'), str('duration_ms', '12'), str('tool_use_id', `toolu_${i}`), str('event.timestamp', '2026-01-01T10:00:00.000Z')] };
-    if (i % 3 === 1)
-      return { timeUnixNano: t, attributes: [str('event.name', 'codex.tool_result'), str('tool_name', 'shell'), str('call_id', `call_${i}`), str('duration_ms', '47'), str('success', 'true'), str('output', 'ok'), str('conversation.id', `c-${i % 50}`)] };
-    return { timeUnixNano: t, body: { stringValue: JSON.stringify({ tool_name: 'search', server_name: 'docs', status: 'success', duration_ms: 9, session_id: `g-${i % 50}` }) }, attributes: [] };
-  });
-  return Buffer.from(JSON.stringify({ resourceLogs: [{ resource: { attributes: [str('service.name', 'agents')] }, scopeLogs: [{ scope: { name: 'com.anthropic.claude_code.events' }, logRecords: records }] }] }));
+  return agentLogsExport(RECORDS, 'r');
 }
 
 /** An OTLP/JSON traces export: AI SDK tool-call and LLM spans, MCP tool-call spans and HTTP spans. */
