@@ -21,6 +21,8 @@ import { runSinks } from './scenarios/sinks.js';
 import { runMerkleLog } from './scenarios/merkle-log.js';
 import { runPostgresCost } from './scenarios/postgres-cost.js';
 import { runProxy } from './scenarios/proxy.js';
+import { runRecognition } from './scenarios/recognition.js';
+import { runRecognitionIngest } from './scenarios/recognition-ingest.js';
 
 const SCENARIOS = {
   ingest: runIngest,
@@ -37,6 +39,8 @@ const SCENARIOS = {
   connections: runConnections,
   history: runHistory,
   proxy: runProxy,
+  recognition: runRecognition,
+  recognitionIngest: runRecognitionIngest,
 } as const;
 type Name = keyof typeof SCENARIOS;
 

@@ -216,6 +216,7 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
   const onPageCut = () => metrics.pagesCutByBytes.inc();
   const hub = createStreamHub({ config, db, replica, transport: bus.transport, control: bus.control, authRepo, logger, metrics, reads });
   const recognitionSettings = {
+    builtinProfiles: config.RECOGNITION_BUILTIN_PROFILES,
     maxProfilesPerOrg: config.RECOGNITION_MAX_PROFILES_PER_ORG,
     maxExpressionChars: config.RECOGNITION_MAX_EXPRESSION_CHARS,
     maxExpressionNodes: config.RECOGNITION_MAX_EXPRESSION_NODES,

@@ -198,6 +198,8 @@ export const configSchema = z.object({
   PROXY_SWEEP_INTERVAL_MS: int(5000, 100, 3_600_000),
   PROXY_SWEEP_GRACE_MS: int(5000, 0, 3_600_000),
 
+  /** Whether the built-in recognition profiles read records (off: the organizations' own profiles and the generic reading only). */
+  RECOGNITION_BUILTIN_PROFILES: bool(true),
   /** Recognition profiles an organization may add (tried before the built-in ones). */
   RECOGNITION_MAX_PROFILES_PER_ORG: int(50, 1, 10_000),
   /** Longest CEL expression of a profile, in characters, and most nodes of its parsed expression. */

@@ -10,12 +10,14 @@ import type { OtlpResult } from '../scenarios/otlp.js';
 import type { PostgresCostResult } from '../scenarios/postgres-cost.js';
 import type { ProxyBenchResult } from '../scenarios/proxy.js';
 import type { MerkleLogResult } from '../scenarios/merkle-log.js';
+import type { RecognitionResult } from '../scenarios/recognition.js';
+import type { RecognitionIngestResult } from '../scenarios/recognition-ingest.js';
 import type { MachineInfo } from './machine.js';
 
 export interface BenchResults {
   machine: MachineInfo;
   server: { mode: 'dist' | 'source'; command: string };
-  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; merkleLog?: MerkleLogResult; ingestLog?: IngestLogSummary };
+  scenarios: { ingest?: IngestSummary; ingestPlain?: IngestSummary; otlp?: OtlpResult; fanout?: FanoutSummary; fanoutResume?: FanoutResumeSummary; crossInstance?: CrossInstanceResult; busBackends?: BusBackendsResult; postgresCost?: PostgresCostResult; connections?: ConnectionsResult; history?: HistoryResult; proxy?: ProxyBenchResult; merkleLog?: MerkleLogResult; ingestLog?: IngestLogSummary; recognition?: RecognitionResult; recognitionIngest?: RecognitionIngestResult };
   /** Seconds each scenario took, and the machine's 1-minute load average around it. */
   timings: Record<string, { seconds: number; loadBefore: number; loadAfter: number }>;
   errors: Record<string, string>;
@@ -75,6 +77,18 @@ export function evaluateTargets(s: BenchResults['scenarios']): Target[] {
     { name: 'history: ingest after the fill / before', target: '>= 0.80x', value: h ? ratio(h.ingestRatio) : 'n/a', pass: h ? h.ingestRatio >= 0.8 : null },
     { name: 'proxy: added latency p50', target: '<= 2 ms', value: s.proxy ? ms(s.proxy.latency.addedP50) : 'n/a', pass: s.proxy ? s.proxy.latency.addedP50 <= 2 : null },
     { name: 'proxy: calls/s through the proxy / direct', target: '>= 0.80x', value: s.proxy ? ratio(s.proxy.throughput.ratio) : 'n/a', pass: s.proxy ? s.proxy.throughput.ratio >= 0.8 : null },
+    {
+      name: 'recognition: mapping time with built-in + 20 organization profiles / generic reading alone',
+      target: '<= 1.10x',
+      value: s.recognition ? ratio(s.recognition.slowdown) : 'n/a',
+      pass: s.recognition ? s.recognition.slowdown <= 1.1 : null,
+    },
+    {
+      name: 'recognition ingest: agent log events stored/s with built-in + 20 organization profiles / generic reading alone',
+      target: '>= 0.90x',
+      value: s.recognitionIngest ? ratio(s.recognitionIngest.ratio) : 'n/a',
+      pass: s.recognitionIngest ? s.recognitionIngest.ratio >= 0.9 : null,
+    },
   ];
 }
 
@@ -249,6 +263,29 @@ export function tableRows(r: BenchResults): string[][] {
     rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
     const su = px.suspension;
     rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);
+  }
+  const rc = r.scenarios.recognition;
+  if (rc) {
+    rows.push([
+      'recognition',
+      `records mapped/s (OTLP logs + traces decoded, CloudWatch lines; ${int(rc.records)} records per round, fastest of ${rc.rounds} interleaved): built-in + ${rc.userProfiles} organization profiles / generic reading alone`,
+      int(rc.profiles.recordsPerSecond),
+      int(rc.heuristics.recordsPerSecond),
+      ratio(rc.slowdown),
+      `time <= 1.10x: ${verdict(t('recognition:')!.pass)} (load ${rc.loadAverage.toFixed(2)})`,
+    ]);
+  }
+  const ri = r.scenarios.recognitionIngest;
+  if (ri) {
+    const rate = (mode: 'profiles' | 'generic') => ri.phases.filter((p) => p.mode === mode).map((p) => int(p.eventsPerSecond)).join(', ');
+    rows.push([
+      'recognition',
+      `agent log events stored/s end to end (${ri.senders} senders x ${ri.batchSize}-record OTLP/JSON exports, alternating phases): built-in + 20 organization profiles / built-in off, no organization profiles`,
+      rate('profiles'),
+      rate('generic'),
+      ratio(ri.ratio),
+      `>= 0.90x: ${verdict(t('recognition ingest')!.pass)}`,
+    ]);
   }
   return rows;
 }

@@ -13,6 +13,8 @@ import { listProfiles } from './profiles-repo.js';
 import { addUnrecognized } from './unrecognized-repo.js';
 
 export interface RecognitionSettings {
+  /** RECOGNITION_BUILTIN_PROFILES */
+  builtinProfiles: boolean;
   /** RECOGNITION_MAX_PROFILES_PER_ORG */
   maxProfilesPerOrg: number;
   /** RECOGNITION_MAX_EXPRESSION_CHARS */
@@ -42,7 +44,7 @@ export interface RecognitionDeps {
 export const MAX_NAMES_PER_REQUEST = 100;
 
 export interface Recognition {
-  /** The built-in profiles, compiled. */
+  /** The built-in profiles, compiled (none with RECOGNITION_BUILTIN_PROFILES=false). */
   builtin: readonly CompiledProfile[];
   /** Compiles a profile within the expression settings; throws ProfileCompileError naming the expression. */
   compile(profile: Profile): CompiledProfile;
@@ -62,7 +64,7 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   const { settings } = deps;
   const limits: ExpressionLimits = { ...DEFAULT_EXPRESSION_LIMITS, maxChars: settings.maxExpressionChars, maxNodes: settings.maxExpressionNodes };
   const env = profileEnv();
-  const builtin = BUILTIN_PROFILES.map((p) => compileProfile(p, DEFAULT_EXPRESSION_LIMITS, env));
+  const builtin = settings.builtinProfiles ? BUILTIN_PROFILES.map((p) => compileProfile(p, DEFAULT_EXPRESSION_LIMITS, env)) : [];
   const maxOrgs = deps.maxOrgs ?? 10_000;
   const cache = new Map<string, { profiles: CompiledProfile[]; loadedAt: number }>();
   const loading = new Map<string, Promise<CompiledProfile[]>>();

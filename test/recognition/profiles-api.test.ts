@@ -25,6 +25,7 @@ describe.each(backendNames)('recognition profiles API (%s backend)', (backendNam
     RECOGNITION_MAX_COST_PER_RECORD: '6000',
     RECOGNITION_UNRECOGNIZED_MAX_NAMES: '3',
     RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES: '64',
+    BODY_LIMIT_BYTES: '65536',
   });
   let org: TestOrg;
   let cookie: string;
@@ -92,6 +93,30 @@ describe.each(backendNames)('recognition profiles API (%s backend)', (backendNam
     expect(unknown.body.events[0]).toMatchObject({ type: 'log', profile: null });
     expect(unknown.body.unrecognized).toEqual([{ source: 'datadog', name: 'Nightly job', count: 1, sample: 'done' }]);
     expect(await ingestedEvents(app.url, fresh.key)).toEqual(before);
+    expect((await http(`${app.url}/api/v1/recognition/unrecognized`, { headers: bearer(fresh.key) })).body.items).toEqual([]);
+  });
+
+  it('the test endpoint takes at most BODY_LIMIT_BYTES and RECOGNITION_MAX_PROFILES_PER_ORG drafts', async () => {
+    const big = await http(`${app.url}/api/v1/recognition/test`, { method: 'POST', headers: bearer(org.key), json: { source: 'line', sample: 'x'.repeat(70_000) } });
+    expect(big.status).toBe(413);
+    const drafts = ['a', 'b', 'c', 'd'].map((id) => ({ ...runnerProfile, id }));
+    const many = await http(`${app.url}/api/v1/recognition/test`, { method: 'POST', headers: bearer(org.key), json: { source: 'line', sample: LINE, profiles: drafts } });
+    expect(many.status).toBe(400);
+    expect(many.body.message).toMatch(/RECOGNITION_MAX_PROFILES_PER_ORG/);
+  });
+
+  it('a raw event is read by a profile too (its whole object as attributes), and never counted unrecognized', async () => {
+    const fresh = await createOrg(app.url);
+    const freshCookie = await login(app.url, fresh.email, fresh.password);
+    const profile = { id: 'raw-ticket', when: "source == 'raw' && 'metadata' in attributes && 'ticket' in attributes.metadata", fields: { session: 'attributes.metadata.ticket' } };
+    expect((await http(`${app.url}/api/v1/recognition/profiles`, { method: 'POST', headers: { cookie: freshCookie, origin: app.url }, json: profile })).status).toBe(201);
+    const sent = await http(`${app.url}/api/v1/ingest/events`, { method: 'POST', headers: bearer(fresh.key), json: [{ serverId: 'srv', toolName: 'search', metadata: { ticket: 'T-7' } }, { serverId: 'srv', toolName: 'fetch' }] });
+    expect(sent.status).toBe(200);
+    const stored = await ingestedEvents(app.url, fresh.key);
+    expect(stored.map((e) => [e.toolName, e.sessionId, e.metadata.recognition ?? null])).toEqual([
+      ['search', 'T-7', { profile: 'raw-ticket', version: 1 }],
+      ['fetch', null, null],
+    ]);
     expect((await http(`${app.url}/api/v1/recognition/unrecognized`, { headers: bearer(fresh.key) })).body.items).toEqual([]);
   });
 

@@ -4,10 +4,12 @@
 // with at most maxNodes AST nodes, comprehensions are few and never nested, and the view an expression reads holds at
 // most VIEW_LIMITS.maxKeys keys per map and maxItems items per list, strings cut at maxStringChars. So one evaluation
 // does at most maxNodes × maxComprehensions × maxKeys steps, each on a bounded value; `matches` uses RE2 (linear time).
-import { celEnv, celFunc, CelScalar, isCelError, isCelUint, parse, plan } from '@bufbuild/cel';
+import { celEnv, celFunc, celMap, CelScalar, isCelError, isCelUint, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits, type ExpressionShape } from './expression-limits.js';
 import { PROFILE_FIELDS, type Profile, type ProfileField } from './profile.js';
+import { guardsOf, type Guard } from './profile-guards.js';
+import { compileFast, FALLBACK, FastError } from './fast-expressions.js';
 import { boundedValue, VIEW_LIMITS, type RecordView } from './record-view.js';
 
 /** A profile expression that does not compile, named by its place (`when`, `fields.tool`). */
@@ -35,6 +37,8 @@ export interface CompiledProfile {
    * expressions of nodes × (1 + comprehensions × VIEW_LIMITS.maxKeys). Charged against a record's cost budget.
    */
   cost: number;
+  /** Conditions of `when` checked on plain strings before it is evaluated (profile-guards.ts). */
+  guards: Guard[];
 }
 
 /** The cost bound of one expression of this shape (see CompiledProfile.cost). */
@@ -70,22 +74,74 @@ export function plainValue(v: unknown): unknown {
   return null;
 }
 
+/** A plain object read as a map (own keys only), without copying it: what @bufbuild/cel's map wraps. */
+class ObjectMap implements ReadonlyMap<string, unknown> {
+  constructor(private readonly obj: Record<string, unknown>) {}
+  get size(): number {
+    return Object.keys(this.obj).length;
+  }
+  get(key: string): unknown {
+    return typeof key === 'string' && Object.prototype.hasOwnProperty.call(this.obj, key) ? this.obj[key] : undefined;
+  }
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+  keys(): MapIterator<string> {
+    return Object.keys(this.obj)[Symbol.iterator]();
+  }
+  values(): MapIterator<unknown> {
+    return Object.values(this.obj)[Symbol.iterator]();
+  }
+  entries(): MapIterator<[string, unknown]> {
+    return Object.entries(this.obj)[Symbol.iterator]();
+  }
+  forEach(fn: (value: unknown, key: string, map: ReadonlyMap<string, unknown>) => void): void {
+    for (const [k, v] of Object.entries(this.obj)) fn(v, k, this);
+  }
+  [Symbol.iterator](): MapIterator<[string, unknown]> {
+    return this.entries();
+  }
+}
+
+/**
+ * The CEL variables of a record, made once per record and shared by every expression evaluated on it. @bufbuild/cel
+ * turns a plain object into a map by copying its entries on every read of the variable; each map variable is wrapped
+ * once instead (no copy), on its first read.
+ */
 function bindings(view: RecordView): Record<string, never> {
-  return {
+  if (view.bindings) return view.bindings;
+  const maps: Partial<Record<'resource' | 'attributes' | 'span' | 'log', unknown>> = {};
+  const map = (key: 'resource' | 'attributes' | 'span' | 'log') => (maps[key] ??= celMap(new ObjectMap(view[key]) as unknown as ReadonlyMap<string, never>));
+  const vars = {
     source: view.source,
     kind: view.kind,
     logGroup: view.logGroup,
     name: view.name,
     scope: view.scope,
-    resource: view.resource,
-    attributes: view.attributes,
     body: view.body,
-    span: view.span,
-    log: view.log,
-  } as unknown as Record<string, never>;
+    get resource() {
+      return map('resource');
+    },
+    get attributes() {
+      return map('attributes');
+    },
+    get span() {
+      return map('span');
+    },
+    get log() {
+      return map('log');
+    },
+  };
+  view.bindings = vars as unknown as Record<string, never>;
+  return view.bindings;
 }
 
-function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits): { run: CompiledExpression; cost: number } {
+/** How expressions are evaluated: `fast` (default) tries the fast path first (fast-expressions.ts), `cel` never does. */
+export interface CompileOptions {
+  evaluator?: 'fast' | 'cel';
+}
+
+function compileExpression(env: ReturnType<typeof profileEnv>, text: string, path: string, limits: ExpressionLimits, opts: CompileOptions): { run: CompiledExpression; cost: number; guards: Guard[] } {
   if (text.length > limits.maxChars) throw new ProfileCompileError(path, `longer than ${limits.maxChars} characters`);
   let parsed;
   try {
@@ -105,7 +161,13 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
   } catch (err) {
     throw new ProfileCompileError(path, String((err as Error).message).slice(0, 300));
   }
+  const fast = opts.evaluator === 'cel' ? null : compileFast(parsed.expr);
   const evaluate: CompiledExpression = (view) => {
+    if (fast) {
+      const out = fast(view);
+      if (out instanceof FastError) return { ok: false, error: out.message.slice(0, 200) };
+      if (out !== FALLBACK) return { ok: true, value: out !== null && typeof out === 'object' ? null : out };
+    }
     try {
       const out = run(bindings(view));
       if (isCelError(out)) return { ok: false, error: out.message.slice(0, 200) };
@@ -114,20 +176,20 @@ function compileExpression(env: ReturnType<typeof profileEnv>, text: string, pat
       return { ok: false, error: String((err as Error)?.message ?? err).slice(0, 200) };
     }
   };
-  return { run: evaluate, cost: expressionCost(shape) };
+  return { run: evaluate, cost: expressionCost(shape), guards: guardsOf(parsed.expr) };
 }
 
 /** Compiles every expression of `profile`; throws ProfileCompileError naming the first that fails. */
-export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv()): CompiledProfile {
+export function compileProfile(profile: Profile, limits: ExpressionLimits = DEFAULT_EXPRESSION_LIMITS, env = profileEnv(), opts: CompileOptions = {}): CompiledProfile {
   const fields: CompiledProfile['fields'] = {};
-  const when = compileExpression(env, profile.when, 'when', limits);
+  const when = compileExpression(env, profile.when, 'when', limits, opts);
   let cost = when.cost;
   for (const key of PROFILE_FIELDS) {
     const text = profile.fields[key];
     if (text === undefined) continue;
-    const compiled = compileExpression(env, text, `fields.${key}`, limits);
+    const compiled = compileExpression(env, text, `fields.${key}`, limits, opts);
     fields[key] = compiled.run;
     cost += compiled.cost;
   }
-  return { profile, when: when.run, fields, cost };
+  return { profile, when: when.run, fields, cost, guards: when.guards };
 }

@@ -2,7 +2,7 @@
 // resort after every profile. Bounded: at most MAX_OBJECTS objects, MAX_DEPTH levels, MAX_ITEMS items per array.
 import { isObject } from '../../shared/input-safety.js';
 import type { Action } from '../normalize/actions.js';
-import { durationInText, durationUnitOf, flagOutcome, keyRole, keyWords, leadingTimestamp, parseAnyTimestamp, parseDurationMs, wordOutcome, type KeyRole } from './key-words.js';
+import { durationInText, durationUnitOfWords, flagOutcome, keyRoleOfWords, keyWords, leadingTimestamp, parseAnyTimestamp, parseDurationMs, wordOutcome, type KeyRole } from './key-words.js';
 
 const MAX_OBJECTS = 200;
 const MAX_DEPTH = 6;
@@ -76,9 +76,11 @@ export function findInRecord(root: Record<string, unknown>): Findings {
         if (depth < MAX_DEPTH) for (const item of value.slice(0, MAX_ITEMS)) if (isObject(item)) queue.push({ obj: item, depth: depth + 1, toolContext });
         continue;
       }
-      readKey(f, c, key, value, depth, toolContext);
+      // Each key is split into its words once.
       const words = keyWords(key);
-      if (words.includes('start') && keyRole(key) === 'time') start ??= parseAnyTimestamp(value);
+      const role = keyRoleOfWords(words);
+      readKey(f, c, key, words, role, value, depth, toolContext);
+      if (words.includes('start') && role === 'time') start ??= parseAnyTimestamp(value);
       if (words.includes('end') && words.some((w) => w === 'time' || w === 'timestamp')) end ??= parseAnyTimestamp(value);
     }
     if (obj.method === 'tools/call' && isObject(obj.params)) offer(c, 'toolName', idText(obj.params.name), depth, 0);
@@ -93,9 +95,7 @@ export function findInRecord(root: Record<string, unknown>): Findings {
   return f;
 }
 
-function readKey(f: Findings, c: Candidates, key: string, value: unknown, depth: number, toolContext: boolean): void {
-  const role = keyRole(key);
-  const words = keyWords(key);
+function readKey(f: Findings, c: Candidates, key: string, words: readonly string[], role: KeyRole | null, value: unknown, depth: number, toolContext: boolean): void {
   const field = role ? ROLE_FIELD[role] : undefined;
   if (field) {
     offer(c, field, idText(value), depth, words.length);
@@ -104,7 +104,7 @@ function readKey(f: Findings, c: Candidates, key: string, value: unknown, depth:
   if (toolContext && words.length === 1 && words[0] === 'name') offer(c, 'toolName', idText(value), depth, 2);
   switch (role) {
     case 'latency':
-      f.latencyMs ??= parseDurationMs(value, durationUnitOf(key));
+      f.latencyMs ??= parseDurationMs(value, durationUnitOfWords(words));
       return;
     case 'time':
       if (!words.includes('start')) f.timestamp ??= parseAnyTimestamp(value);
@@ -126,7 +126,7 @@ function readKey(f: Findings, c: Candidates, key: string, value: unknown, depth:
       break;
   }
   if (f.action !== null) return;
-  const flag = flagOutcome(key, value);
+  const flag = flagOutcome(key, value, words);
   const refusal = flag ? null : errorKindRefusal(words, key, value);
   const out = flag ?? refusal;
   if (out) {
@@ -143,7 +143,7 @@ function boolDecision(key: string, value: unknown): { action: Action; word: stri
 }
 
 /** An error type or code whose word is a refusal (`ErrorType: Forbidden`): the call was denied. */
-function errorKindRefusal(words: string[], key: string, value: unknown): { action: Action; word: string } | null {
+function errorKindRefusal(words: readonly string[], key: string, value: unknown): { action: Action; word: string } | null {
   if (!words.includes('error') || !['type', 'code', 'kind'].includes(words[words.length - 1])) return null;
   const out = wordOutcome(value);
   return out && out.action === 'deny' ? { action: 'deny', word: `${key}=${out.word}` } : null;

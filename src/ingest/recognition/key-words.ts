@@ -26,7 +26,7 @@ const DECISION_WORDS = new Set(['action', 'decision', 'verdict', 'outcome', 'per
 const STATUS_WORDS = new Set(['status', 'result', 'state']);
 const NAME_WORDS = new Set(['name', 'id', 'identifier']);
 
-function last(words: string[]): string {
+function last(words: readonly string[]): string {
   return words[words.length - 1] ?? '';
 }
 
@@ -39,7 +39,11 @@ function last(words: string[]): string {
  * status/result/state (the last word). Method: method (an MCP method when its value says so).
  */
 export function keyRole(key: string): KeyRole | null {
-  const words = keyWords(key);
+  return keyRoleOfWords(keyWords(key));
+}
+
+/** keyRole of a key already split into its words. */
+export function keyRoleOfWords(words: readonly string[]): KeyRole | null {
   if (words.length === 0) return null;
   const has = (set: Set<string>) => words.some((w) => set.has(w));
   const end = last(words);
@@ -58,7 +62,11 @@ export function keyRole(key: string): KeyRole | null {
 
 /** Multiplier from a duration key's unit word to milliseconds: `_ms` 1, `_s`/`seconds` 1000, `_ns` 1e-6, `_us` 1e-3; default ms. */
 export function durationUnitOf(key: string): number {
-  const words = keyWords(key);
+  return durationUnitOfWords(keyWords(key));
+}
+
+/** durationUnitOf a key already split into its words. */
+export function durationUnitOfWords(words: readonly string[]): number {
   for (const w of words) {
     if (w === 'ms' || w === 'millis' || w === 'milliseconds') return 1;
     if (w === 's' || w === 'sec' || w === 'secs' || w === 'seconds') return 1000;
@@ -143,10 +151,9 @@ export interface FlagOutcome {
  * (allow, true or false); error/failed/isError → it ran and failed (allow); allowed/permitted/approved → allow when
  * true, deny when false; denied/blocked/rejected → deny when true. Boolean values, `"true"`/`"false"` strings and 0/1.
  */
-export function flagOutcome(key: string, value: unknown): FlagOutcome | null {
+export function flagOutcome(key: string, value: unknown, words: readonly string[] = keyWords(key)): FlagOutcome | null {
   const flag = flagValue(value);
   if (flag === null) return null;
-  const words = keyWords(key);
   const word = `${key}=${flag}`;
   if (words.some((w) => w === 'denied' || w === 'blocked' || w === 'rejected')) return flag ? { action: 'deny', word } : null;
   if (words.some((w) => w === 'allowed' || w === 'permitted' || w === 'approved')) return { action: flag ? 'allow' : 'deny', word };

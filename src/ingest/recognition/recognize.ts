@@ -5,6 +5,7 @@ import { mapAction, type Action } from '../normalize/actions.js';
 import type { CompiledExpression, CompiledProfile } from './compile-profile.js';
 import { parseAnyTimestamp, parseDurationMs } from './key-words.js';
 import type { RecordView } from './record-view.js';
+import { passesGuards } from './profile-guards.js';
 
 const MAX_ID = 200;
 const MAX_LATENCY_MS = 2_147_483_647;
@@ -41,7 +42,7 @@ export interface ProfileFailure {
 export interface RecognitionOutcome {
   recognized: Recognized | null;
   /** Expressions that failed on this record (each made the record fall through to the next profile). */
-  failures: ProfileFailure[];
+  failures: readonly ProfileFailure[];
 }
 
 function text(v: unknown): string | null {
@@ -64,12 +65,14 @@ function fallbackTime(view: RecordView): Date {
 
 type Values = Partial<Record<string, unknown>>;
 
-function readFields(profile: CompiledProfile, view: RecordView, failures: ProfileFailure[]): Values | null {
+const NO_FAILURES: ProfileFailure[] = Object.freeze([]) as unknown as ProfileFailure[];
+
+function readFields(profile: CompiledProfile, view: RecordView, fail: (f: ProfileFailure) => void): Values | null {
   const values: Values = {};
   for (const [name, fn] of Object.entries(profile.fields) as [string, CompiledExpression][]) {
     const out = fn(view);
     if (!out.ok) {
-      failures.push({ profileId: profile.profile.id, expression: `fields.${name}`, error: out.error });
+      fail({ profileId: profile.profile.id, expression: `fields.${name}`, error: out.error });
       return null;
     }
     values[name] = out.value;
@@ -101,25 +104,33 @@ function toRecognized(profile: CompiledProfile, view: RecordView, v: Values): Re
 
 /**
  * The first profile that reads `view`, or null (then the generic heuristics apply), with every expression failure.
- * `maxCost`: the record's cost budget (CompiledProfile.cost summed over the profiles tried); a profile that would pass
- * it is not evaluated, nor any after it (counted as a failure `cost`), and the record falls through.
+ * `maxCost`: the record's cost budget (CompiledProfile.cost summed over the profiles evaluated; a profile skipped by
+ * its guards costs nothing); a profile that would pass it is not evaluated, nor any after it (counted as a failure
+ * `cost`), and the record falls through.
  */
 export function recognize(view: RecordView, profiles: readonly CompiledProfile[], maxCost = Infinity): RecognitionOutcome {
-  const failures: ProfileFailure[] = [];
+  // Most records fail nothing: the list is made on the first failure.
+  let failures: ProfileFailure[] = NO_FAILURES;
+  const fail = (f: ProfileFailure) => {
+    if (failures === NO_FAILURES) failures = [];
+    failures.push(f);
+  };
   let spent = 0;
   for (const profile of profiles) {
+    // A profile whose guards the record fails is not evaluated, and costs nothing.
+    if (!passesGuards(profile.guards, view)) continue;
     spent += profile.cost;
     if (spent > maxCost) {
-      failures.push({ profileId: profile.profile.id, expression: 'cost', error: `the record's evaluation cost budget (${maxCost}) is spent` });
+      fail({ profileId: profile.profile.id, expression: 'cost', error: `the record's evaluation cost budget (${maxCost}) is spent` });
       break;
     }
     const when = profile.when(view);
     if (!when.ok) {
-      failures.push({ profileId: profile.profile.id, expression: 'when', error: when.error });
+      fail({ profileId: profile.profile.id, expression: 'when', error: when.error });
       continue;
     }
     if (when.value !== true) continue;
-    const values = readFields(profile, view, failures);
+    const values = readFields(profile, view, fail);
     if (values) return { recognized: toRecognized(profile, view, values), failures };
   }
   return { recognized: null, failures };

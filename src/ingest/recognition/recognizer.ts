@@ -49,9 +49,12 @@ export function cutToBytes(text: string, bytes: number): string {
   return buf.subarray(0, end).toString('utf8');
 }
 
-/** The name a record is tallied under: span or event name, else log group (or Datadog title, service), else `(none)`. */
+/**
+ * The name a record is tallied under: span or event name (the Datadog title), else log group (the Datadog service),
+ * else the instrumentation scope (an OTLP log record without an event name), else `(none)`.
+ */
 export function nameOfView(view: RecordView): string {
-  const name = view.name || view.logGroup || '(none)';
+  const name = view.name || view.logGroup || view.scope || '(none)';
   return name.length > MAX_NAME_CHARS ? name.slice(0, MAX_NAME_CHARS) : name;
 }
 

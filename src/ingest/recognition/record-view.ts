@@ -27,6 +27,8 @@ export interface RecordView {
   log: { timeMs: number; observedMs: number; severity: string; traceId: string; spanId: string };
   /** When the service received the record (ms), the fallback time. */
   receivedMs: number;
+  /** The CEL variables of this record, made once by the first expression evaluated on it (compile-profile.ts). */
+  bindings?: Record<string, never>;
 }
 
 /** Bounds of what one view holds for expressions: keys per map, items per list, nesting, characters per string. */
@@ -38,6 +40,33 @@ export const VIEW_LIMITS = { maxKeys: 256, maxItems: 64, maxDepth: 8, maxStringC
  * an expression never iterates more than these per collection.
  */
 export function boundedValue(value: unknown, depth = 0): unknown {
+  // Most records are within the limits already: shared as they are (expressions never change what they read).
+  if (withinLimits(value, depth)) return value;
+  return copyWithin(value, depth);
+}
+
+/** Whether `value` is plain JSON data within VIEW_LIMITS from `depth` on (a walk that allocates nothing). */
+function withinLimits(value: unknown, depth: number): boolean {
+  if (typeof value === 'string') return value.length <= VIEW_LIMITS.maxStringChars;
+  if (typeof value === 'number' || typeof value === 'boolean' || value === null) return true;
+  if (depth >= VIEW_LIMITS.maxDepth) return false;
+  if (Array.isArray(value)) {
+    if (value.length > VIEW_LIMITS.maxItems) return false;
+    for (const v of value) if (!withinLimits(v, depth + 1)) return false;
+    return true;
+  }
+  if (!isObject(value) || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  let n = 0;
+  for (const key in value) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) return false;
+    if (++n > VIEW_LIMITS.maxKeys) return false;
+    const v = value[key];
+    if (v === undefined || !withinLimits(v, depth + 1)) return false;
+  }
+  return true;
+}
+
+function copyWithin(value: unknown, depth: number): unknown {
   if (typeof value === 'string') return value.length > VIEW_LIMITS.maxStringChars ? value.slice(0, VIEW_LIMITS.maxStringChars) : value;
   if (typeof value === 'number' || typeof value === 'boolean' || value === null) return value;
   if (typeof value === 'bigint') return Number(value);
@@ -48,6 +77,7 @@ export function boundedValue(value: unknown, depth = 0): unknown {
 }
 
 export function boundedMap(obj: Record<string, unknown>, depth = 0): Record<string, unknown> {
+  if (withinLimits(obj, depth)) return obj;
   const out: Record<string, unknown> = {};
   let n = 0;
   for (const key in obj) {

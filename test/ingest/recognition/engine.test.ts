@@ -1,6 +1,7 @@
 // The profile engine: compile-time bounds, an expression that fails falls through to the next profile, the time fallback.
 import { describe, expect, it } from 'vitest';
 import { compileProfile, emptyView, messageView, ProfileCompileError, recognize, type Profile } from '../../../src/ingest/recognition/index.js';
+import { createRecognizer, cutToBytes } from '../../../src/ingest/recognition/recognizer.js';
 
 const base: Profile = { id: 'p', version: 1, description: '', source: '', when: 'true', fields: {} };
 
@@ -58,5 +59,53 @@ describe('recognize', () => {
     const big = messageView({ source: 'raw', message: null, fields, receivedMs: 0 });
     const p = compileProfile({ ...base, fields: { latencyMs: 'size(attributes)' } });
     expect(recognize(big, [p]).recognized!.latencyMs).toBe(256);
+  });
+});
+
+describe('guards', () => {
+  const view = messageView({ source: 'raw', message: null, fields: { tool: 'search', kind: 'x' }, receivedMs: 0 });
+
+  it("skips a profile whose top-level conditions on plain variables or attributes fail, without evaluating it", () => {
+    // Each `when` would fail (a missing key) if it were evaluated: skipped by its guard, nothing is counted.
+    const whens = ["source == 'otlp' && attributes.nope == 1", "'missing' in attributes && attributes.nope == 1", "attributes['kind'] in ['y', 'z'] && attributes.nope == 1", "attributes.tool == 'other' && attributes.nope == 1"];
+    for (const when of whens) {
+      const p = compileProfile({ ...base, id: 'g', when });
+      expect(p.guards.length).toBeGreaterThan(0);
+      expect(recognize(view, [p])).toEqual({ recognized: null, failures: [] });
+    }
+    // Guards that pass leave the rest to CEL: here it fails, and is counted.
+    const passing = compileProfile({ ...base, id: 'g', when: "source == 'raw' && 'tool' in attributes && attributes.tool == 'search' && attributes.nope == 1" });
+    expect(recognize(view, [passing]).failures.map((f) => f.expression)).toEqual(['when']);
+  });
+
+  it('a guard-skipped profile costs nothing against the budget', () => {
+    const skipped = compileProfile({ ...base, id: 'skipped', when: "source == 'otlp' && [1, 2].exists(x, x > 1)" });
+    const reads = compileProfile({ ...base, id: 'reads', fields: { tool: 'attributes.tool' } });
+    expect(recognize(view, [skipped, reads], reads.cost).recognized?.profileId).toBe('reads');
+    expect(recognize(view, [reads], reads.cost - 1).failures.map((f) => f.expression)).toEqual(['cost']);
+  });
+});
+
+describe('a request\'s unrecognized tallies', () => {
+  it('counts by source and name, keeps the first sample cut at a character boundary, and names past the limit as (other)', () => {
+    const r = createRecognizer({ org: [], builtin: [], maxCostPerRecord: 1, maxNames: 2, sampleBytes: 5 });
+    let made = 0;
+    const sample = (text: string) => () => {
+      made++;
+      return text;
+    };
+    for (const name of ['a', 'b', 'a', 'c', 'd']) {
+      const view = emptyView('otlp', 'span', 0);
+      view.name = name;
+      r.unrecognized(view, sample(`ééé-${name}`));
+    }
+    expect(r.tallies()).toEqual([
+      { source: 'otlp', name: 'a', count: 2, sample: 'éé' },
+      { source: 'otlp', name: 'b', count: 1, sample: 'éé' },
+      { source: 'otlp', name: '(other)', count: 2, sample: 'éé' },
+    ]);
+    // A sample is made once per tallied name, not per record.
+    expect(made).toBe(3);
+    expect(cutToBytes('abc', 5)).toBe('abc');
   });
 });
