@@ -29,7 +29,9 @@ export function canonicalJson(value: unknown): string {
     }
   };
   walk(value);
-  if (objects * keys.size > MAX_LIST_WORK) return slow(value);
+  // A listed key is read from every object, own or inherited: `__proto__` (an own key in parsed JSON) would be read
+  // from objects without it as their prototype, and written. Such values take the walk-based serializer.
+  if (objects * keys.size > MAX_LIST_WORK || keys.has('__proto__')) return slow(value);
   return JSON.stringify(value, [...keys].sort()) ?? slow(value);
 }
 

@@ -29,6 +29,14 @@ describe('canonical JSON', () => {
     );
   });
 
+  it('writes an own __proto__ key once, where it is, and never an object\'s prototype (found by the property above)', () => {
+    for (const text of ['{"__proto__":[{}]}', '{"__proto__":{"a":1},"b":{"c":{}}}', '[{"__proto__":null},{}]']) {
+      const v = JSON.parse(text) as unknown;
+      expect(canonicalJson(v)).toBe(reference(v));
+      expect(canonicalJson(v)).toBe(text);
+    }
+  });
+
   it('writes values JSON cannot carry as JSON reads them, and orders keys by UTF-16 code units', () => {
     const v = { b: NaN, a: [Infinity, undefined, -0], '10': 1, '2': 2, é: { z: 1, y: [{ d: 1, c: 2 }] }, '\u{1F600}': 1, '\uFFFF': 2, u: undefined, date: new Date(0) };
     expect(canonicalJson(v)).toBe(reference(v));
