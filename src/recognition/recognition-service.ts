@@ -6,6 +6,7 @@ import type { ControlChannel } from '../bus/control-channel.js';
 import type { Db } from '../db/db.js';
 import { BUILTIN_PROFILES } from '../ingest/recognition/builtin-profiles.js';
 import { compileProfile, profileEnv, type CompiledProfile } from '../ingest/recognition/compile-profile.js';
+import { EvaluationBudget } from '../ingest/recognition/evaluation-budget.js';
 import { DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits } from '../ingest/recognition/expression-limits.js';
 import type { Profile } from '../ingest/recognition/profile.js';
 import { createRecognizer, type Recognizer } from '../ingest/recognition/recognizer.js';
@@ -21,6 +22,10 @@ export interface RecognitionSettings {
   maxExpressionNodes: number;
   /** RECOGNITION_MAX_COST_PER_RECORD */
   maxCostPerRecord: number;
+  /** RECOGNITION_MAX_WORK_PER_RECORD */
+  maxWorkPerRecord: number;
+  /** RECOGNITION_MAX_WORK_PER_REQUEST */
+  maxWorkPerRequest: number;
   /** RECOGNITION_PROFILE_CACHE_MS */
   cacheMs: number;
   /** RECOGNITION_UNRECOGNIZED_MAX_NAMES */
@@ -61,7 +66,9 @@ export interface Recognition {
 export function createRecognition(deps: RecognitionDeps): Recognition {
   const { settings } = deps;
   const limits: ExpressionLimits = { ...DEFAULT_EXPRESSION_LIMITS, maxChars: settings.maxExpressionChars, maxNodes: settings.maxExpressionNodes };
-  const env = profileEnv();
+  // One budget for the instance's one environment: evaluation is synchronous, so one record's profiles run alone on it.
+  const budget = new EvaluationBudget();
+  const env = profileEnv(budget);
   const builtin = BUILTIN_PROFILES.map((p) => compileProfile(p, DEFAULT_EXPRESSION_LIMITS, env));
   const maxOrgs = deps.maxOrgs ?? 10_000;
   const cache = new Map<string, { profiles: CompiledProfile[]; loadedAt: number }>();
@@ -101,7 +108,14 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   }
 
   const recognizerWith = (org: readonly CompiledProfile[]) =>
-    createRecognizer({ org, builtin, maxCostPerRecord: settings.maxCostPerRecord, maxNames: MAX_NAMES_PER_REQUEST, sampleBytes: settings.sampleBytes });
+    createRecognizer({
+      org,
+      builtin,
+      budget,
+      maxCostPerRecord: settings.maxCostPerRecord,
+      maxWorkPerRecord: settings.maxWorkPerRecord,
+      maxWorkPerRequest: settings.maxWorkPerRequest,
+      maxNames: MAX_NAMES_PER_REQUEST, sampleBytes: settings.sampleBytes });
 
   return {
     builtin,

@@ -1,0 +1,74 @@
+// What an organization's profiles build at run time is bounded (RECOGNITION_MAX_WORK_PER_RECORD and _PER_REQUEST):
+// an expression that grows strings or lists past its record's budget fails and the record falls through, the
+// process's memory untouched; `replace` and `join` are linear and keep CEL's meaning; a request's records stop running
+// the organization's profiles once the request's budget is spent.
+import { beforeAll, describe, expect, it } from 'vitest';
+import { bearer, createOrg, http, login, type TestOrg } from '../helpers/app.js';
+import { backendNames } from '../helpers/backends.js';
+import { suiteApp } from '../helpers/suite-app.js';
+import { ingestedEvents } from '../ingest/ingest-kit.js';
+
+const profile = (id: string, when: string, tool = 'attributes.thing') => ({ id, description: '', source: '', when, fields: { tool } });
+
+describe.each(backendNames)('recognition run-time work budget (%s backend)', (backendName) => {
+  const { app } = suiteApp(backendName, { RECOGNITION_MAX_WORK_PER_RECORD: '20000', RECOGNITION_MAX_WORK_PER_REQUEST: '2500' });
+  let org: TestOrg;
+
+  beforeAll(async () => {
+    org = await createOrg(app.url);
+  });
+
+  const testLine = (fields: Record<string, unknown>, profiles: unknown[]) =>
+    http(`${app.url}/api/v1/recognition/test`, { method: 'POST', headers: bearer(org.key), json: { source: 'line', sample: JSON.stringify(fields), useStored: false, profiles } });
+
+  it('an expression that grows a string past the record budget fails; the record falls through and the service stays up', async () => {
+    // Each quote doubles a string of backslashes: 12 of them would make 4000 × 4096 characters.
+    let grown = 'attributes.pad';
+    for (let i = 0; i < 12; i++) grown = `strings.quote(${grown})`;
+    const hostile = [
+      profile('quotes', `${grown}.size() > 0`),
+      profile('split-join', `attributes.pad.split('').join('${'z'.repeat(400)}').size() > 0`),
+      profile('replace', `attributes.pad.replace('\\\\', '${'z'.repeat(400)}').size() > 0`),
+    ];
+    for (const p of hostile) {
+      const r = await testLine({ thing: 'search', pad: '\\'.repeat(4000) }, [p]);
+      expect(r.status).toBe(200);
+      expect(r.body.failures).toBe(1);
+      expect(r.body.events[0].profile).toBeNull();
+    }
+    // The same profiles on a small record are within the budget and read it.
+    const small = await testLine({ thing: 'search', pad: '\\\\' }, [profile('replace', "attributes.pad.replace('\\\\', 'zz').size() == 4")]);
+    expect(small.body.events[0]).toMatchObject({ toolName: 'search', profile: { id: 'replace' } });
+  });
+
+  it('replace and join keep their meaning (all, first n, an empty pattern; separators)', async () => {
+    const cases: [string, string][] = [
+      ["attributes.thing.replace('a', 'xy')", 'bxyxyxy'],
+      ["attributes.thing.replace('a', 'xy', 2)", 'bxyxya'],
+      ["attributes.thing.replace('a', 'xy', 0)", 'baaa'],
+      ["attributes.thing.replace('', '-')", '-b-a-a-a-'],
+      ["attributes.thing.replace('', '-', 2)", '-b-aaa'],
+      ["attributes.thing.split('a').join('+')", 'b+++'],
+      ["['x', 'y', 'z'].join()", 'xyz'],
+    ];
+    for (const [tool, expected] of cases) {
+      const r = await testLine({ thing: 'baaa' }, [profile('p', 'true', tool)]);
+      expect([tool, r.body.events[0].toolName]).toEqual([tool, expected]);
+    }
+  });
+
+  it("a request's records stop running the organization's profiles once RECOGNITION_MAX_WORK_PER_REQUEST is spent", async () => {
+    const fresh = await createOrg(app.url);
+    const cookie = await login(app.url, fresh.email, fresh.password);
+    // About 1000 units per record (size() reads the 1000-character pad): two records fit in 2500, not a third.
+    const counting = profile('counting', "attributes.pad.size() == 1000 && 'thing' in attributes");
+    expect((await http(`${app.url}/api/v1/recognition/profiles`, { method: 'POST', headers: { cookie, origin: app.url }, json: counting })).status).toBe(201);
+    const message = JSON.stringify({ thing: 'search', pad: 'p'.repeat(1000) });
+    const events = [1, 2, 3, 4].map((i) => ({ message, timestamp: Date.now() + i }));
+    const sent = await http(`${app.url}/api/v1/ingest/cloudwatch`, { method: 'POST', headers: bearer(fresh.key), json: { logGroup: '/g', logStream: 's', events } });
+    expect(sent.status).toBe(200);
+    const stored = await ingestedEvents(app.url, fresh.key);
+    const readBy = stored.map((e) => (e.metadata?.recognition as { profile?: string } | undefined)?.profile ?? null);
+    expect(readBy).toEqual(['counting', 'counting', null, null]);
+  });
+});
