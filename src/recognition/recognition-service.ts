@@ -10,6 +10,7 @@ import { EvaluationBudget } from '../ingest/recognition/evaluation-budget.js';
 import { DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits } from '../ingest/recognition/expression-limits.js';
 import type { Profile } from '../ingest/recognition/profile.js';
 import { createRecognizer, type Recognizer } from '../ingest/recognition/recognizer.js';
+import { nextTurn } from '../shared/event-loop-turns.js';
 import { listProfiles } from './profiles-repo.js';
 import { addUnrecognized } from './unrecognized-repo.js';
 
@@ -81,7 +82,9 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   async function load(orgId: string): Promise<CompiledProfile[]> {
     const stored = await listProfiles(deps.db, orgId, settings.maxProfilesPerOrg);
     const out: CompiledProfile[] = [];
-    for (const s of stored) {
+    for (const [i, s] of stored.entries()) {
+      // One profile per turn of the event loop: compiling an organization's profiles takes up to a second.
+      if (i > 0) await nextTurn();
       try {
         out.push(compile(s.profile));
       } catch (err) {

@@ -1,7 +1,7 @@
 // What an organization's profiles build at run time is bounded (RECOGNITION_MAX_WORK_PER_RECORD and _PER_REQUEST):
 // an expression that grows strings or lists past its record's budget fails and the record falls through, the
 // process's memory untouched; `replace` and `join` are linear and keep CEL's meaning; a request's records stop running
-// the organization's profiles once the request's budget is spent.
+// the organization's profiles once the request's budget is spent; draft profiles are counted before they are compiled.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createOrg, http, login, type TestOrg } from '../helpers/app.js';
 import { backendNames } from '../helpers/backends.js';
@@ -11,7 +11,7 @@ import { ingestedEvents } from '../ingest/ingest-kit.js';
 const profile = (id: string, when: string, tool = 'attributes.thing') => ({ id, description: '', source: '', when, fields: { tool } });
 
 describe.each(backendNames)('recognition run-time work budget (%s backend)', (backendName) => {
-  const { app } = suiteApp(backendName, { RECOGNITION_MAX_WORK_PER_RECORD: '20000', RECOGNITION_MAX_WORK_PER_REQUEST: '2500' });
+  const { app } = suiteApp(backendName, { RECOGNITION_MAX_WORK_PER_RECORD: '20000', RECOGNITION_MAX_WORK_PER_REQUEST: '2500', RECOGNITION_MAX_PROFILES_PER_ORG: '3' });
   let org: TestOrg;
 
   beforeAll(async () => {
@@ -55,6 +55,17 @@ describe.each(backendNames)('recognition run-time work budget (%s backend)', (ba
       const r = await testLine({ thing: 'baaa' }, [profile('p', 'true', tool)]);
       expect([tool, r.body.events[0].toolName]).toEqual([tool, expected]);
     }
+  });
+
+  it('more draft profiles than RECOGNITION_MAX_PROFILES_PER_ORG are refused before any of them is compiled', async () => {
+    // Four drafts (the bound is 3 here), the first of which does not compile: the count answers, not the compiler.
+    const drafts = [profile('broken', 'attributes.'), ...[1, 2, 3].map((i) => profile(`p${i}`, 'true'))];
+    const r = await testLine({ thing: 'search' }, drafts);
+    expect(r.status).toBe(400);
+    expect(r.body.message).toBe('more than 3 draft profiles (RECOGNITION_MAX_PROFILES_PER_ORG)');
+    // Within the bound, the broken draft is named.
+    const named = await testLine({ thing: 'search' }, drafts.slice(0, 3));
+    expect(named.body.issues[0].path).toBe('profiles.0.when');
   });
 
   it("a request's records stop running the organization's profiles once RECOGNITION_MAX_WORK_PER_REQUEST is spent", async () => {
