@@ -74,6 +74,8 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   const maxOrgs = deps.maxOrgs ?? 10_000;
   const cache = new Map<string, { profiles: CompiledProfile[]; loadedAt: number }>();
   const loading = new Map<string, Promise<CompiledProfile[]>>();
+  /** Each organization's last unrecognized write in flight (removed once it is the last and done). */
+  const writing = new Map<string, Promise<void>>();
   deps.control.on('recognition_profiles_changed', (m) => cache.delete(m.orgId));
   deps.control.onResubscribed(() => cache.clear());
 
@@ -129,11 +131,24 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
     },
     recognizerWith,
     async record(orgId, recognizer) {
-      // After the events are committed: a report that cannot be written is logged, never fails the stored request.
+      const tallies = recognizer.tallies();
+      if (!tallies.length) return;
+      // After the events are committed: a report that cannot be written is logged, never fails the stored request. An
+      // organization's writes go one after another on this instance, so they wait here, not holding a pool connection
+      // while they wait for the organization's lock.
+      const write = async () => {
+        try {
+          await addUnrecognized(deps.db, orgId, tallies, settings.unrecognizedMaxNames);
+        } catch (err) {
+          deps.logger.warn({ orgId, err: { message: (err as Error).message } }, 'unrecognized records could not be counted');
+        }
+      };
+      const mine = (writing.get(orgId) ?? Promise.resolve()).then(write);
+      writing.set(orgId, mine);
       try {
-        await addUnrecognized(deps.db, orgId, recognizer.tallies(), settings.unrecognizedMaxNames);
-      } catch (err) {
-        deps.logger.warn({ orgId, err: { message: (err as Error).message } }, 'unrecognized records could not be counted');
+        await mine;
+      } finally {
+        if (writing.get(orgId) === mine) writing.delete(orgId);
       }
     },
     async changed(orgId) {
