@@ -36,6 +36,11 @@ describe.each(backendNames)('recognition run-time work budget (%s backend)', (ba
       expect(r.body.failures).toBe(1);
       expect(r.body.events[0].profile).toBeNull();
     }
+    // RE2's time grows with the program counted repetitions expand: charged before it runs, by text × program.
+    const slowMatch = await testLine({ thing: 'search', pad: 'p'.repeat(2000) }, [profile('slow-match', "attributes.pad.matches('.{1000}.{1000}.{1000}x')")]);
+    expect([slowMatch.body.failures, slowMatch.body.events[0].profile]).toEqual([1, null]);
+    const quickMatch = await testLine({ thing: 'search', pad: 'p'.repeat(4000) }, [profile('quick-match', "attributes.thing.matches('^se.{3}h$')")]);
+    expect(quickMatch.body.events[0]).toMatchObject({ toolName: 'search', profile: { id: 'quick-match' } });
     // The same profiles on a small record are within the budget and read it.
     const small = await testLine({ thing: 'search', pad: '\\\\' }, [profile('replace', "attributes.pad.replace('\\\\', 'zz').size() == 4")]);
     expect(small.body.events[0]).toMatchObject({ toolName: 'search', profile: { id: 'replace' } });
