@@ -221,6 +221,8 @@ export async function buildApp(config: Config, opts: BuildOptions = {}): Promise
     maxExpressionChars: config.RECOGNITION_MAX_EXPRESSION_CHARS,
     maxExpressionNodes: config.RECOGNITION_MAX_EXPRESSION_NODES,
     maxCostPerRecord: config.RECOGNITION_MAX_COST_PER_RECORD,
+    maxWorkPerRecord: config.RECOGNITION_MAX_WORK_PER_RECORD,
+    maxWorkPerRequest: config.RECOGNITION_MAX_WORK_PER_REQUEST,
     cacheMs: config.RECOGNITION_PROFILE_CACHE_MS,
     unrecognizedMaxNames: config.RECOGNITION_UNRECOGNIZED_MAX_NAMES,
     sampleBytes: config.RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES,

@@ -207,6 +207,9 @@ export const configSchema = z.object({
   RECOGNITION_MAX_EXPRESSION_NODES: int(300, 5, 100_000),
   /** What an organization's profiles may cost on one record (nodes × (1 + comprehensions × 256), summed over the profiles tried). */
   RECOGNITION_MAX_COST_PER_RECORD: int(100_000, 1, 1_000_000_000),
+  /** Run-time work of an organization's profiles (characters of strings their functions read and make, 64 per list or map entry made) on one record, and summed over one request. */
+  RECOGNITION_MAX_WORK_PER_RECORD: int(1_000_000, 1, 1_000_000_000),
+  RECOGNITION_MAX_WORK_PER_REQUEST: int(50_000_000, 1, 100_000_000_000),
   /** How long an instance uses an organization's compiled profiles before reading them again (a change reaches every instance at once over the bus). */
   RECOGNITION_PROFILE_CACHE_MS: int(60_000, 0, 3_600_000),
   /** (source, name) rows of unrecognized records kept per organization; later names are counted under `(other)`. */

@@ -78,6 +78,13 @@ export function errorBody(statusCode: number, code: string, message: string, ext
   return { statusCode, error: STATUS_CODES[statusCode] ?? 'Error', message, code, ...extra };
 }
 
+/** A Postgres refusal of text the request sent: U+0000 in text or JSON, an unpaired surrogate in JSON. */
+function isUnstorableText(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  if (e?.code === '22021' || e?.code === '22P05') return true;
+  return e?.code === '22P02' && typeof e.message === 'string' && /type json/.test(e.message);
+}
+
 /** Maps any thrown value to status + body; exported so the SSE route and tests share it. */
 export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: number } {
   if (err instanceof DomainError) {
@@ -93,10 +100,11 @@ export function toErrorResponse(err: unknown): { body: ErrorBody; retryAfter?: n
   if (isStorageUnavailable(err)) {
     return { body: errorBody(503, 'storage_unavailable', 'storage is unavailable, retry later'), retryAfter: 5 };
   }
-  // Postgres refuses U+0000 in text (22021). Ingested events are scrubbed of it; anywhere else (a filter, a path id, a
-  // name, a reason) it came from the request, so the request is at fault.
-  if ((err as { code?: unknown } | null)?.code === '22021') {
-    return { body: errorBody(400, 'invalid_text', 'text values may not contain the NUL character (U+0000)') };
+  // Postgres refuses U+0000 in text (22021) and in JSON (22P05), and an unpaired UTF-16 surrogate in JSON (22P02 of
+  // type json). Ingested events are scrubbed of both; anywhere else (a filter, a path id, a name, a reason, a profile)
+  // the text came from the request, so the request is at fault.
+  if (isUnstorableText(err)) {
+    return { body: errorBody(400, 'invalid_text', 'text values may not contain the NUL character (U+0000) or an unpaired UTF-16 surrogate') };
   }
   const fe = err as Partial<FastifyError> & { status?: number };
   if (fe.code === 'FST_ERR_VALIDATION' && Array.isArray(fe.validation)) return { body: validationResponse(fe as Parameters<typeof validationResponse>[0]) };

@@ -10,6 +10,7 @@ import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { Conflict, Forbidden, InvalidInput, NotFound } from '../shared/domain-errors.js';
 import { SECURITY, withErrors } from '../http/route-schemas.js';
+import { nextTurn } from '../shared/event-loop-turns.js';
 import type { EventsContext, IngestSource } from '../ingest/ingest-source.js';
 import { ProfileCompileError, type CompiledProfile } from '../ingest/recognition/compile-profile.js';
 import type { Profile } from '../ingest/recognition/profile.js';
@@ -161,8 +162,15 @@ export function registerRecognitionRoutes(fastify: FastifyInstance, deps: Recogn
     async (request) => {
       const orgId = authOf(request).orgId;
       const b = request.body;
-      const drafts = (b.profiles ?? []).map((p, i) => compileOr400(deps.recognition, p, `profiles.${i}`, settings.maxCostPerRecord));
-      if (drafts.length > settings.maxProfilesPerOrg) throw new InvalidInput(`more than ${settings.maxProfilesPerOrg} draft profiles (RECOGNITION_MAX_PROFILES_PER_ORG)`);
+      const inputs = b.profiles ?? [];
+      // Counted before any is compiled; each compiled in its own turn of the event loop (a profile's expressions take
+      // milliseconds to parse: a whole test's would hold every other request up).
+      if (inputs.length > settings.maxProfilesPerOrg) throw new InvalidInput(`more than ${settings.maxProfilesPerOrg} draft profiles (RECOGNITION_MAX_PROFILES_PER_ORG)`);
+      const drafts: CompiledProfile[] = [];
+      for (const [i, p] of inputs.entries()) {
+        if (i > 0) await nextTurn();
+        drafts.push(compileOr400(deps.recognition, p, `profiles.${i}`, settings.maxCostPerRecord));
+      }
       const stored = b.useStored ? await deps.recognition.orgProfiles(orgId) : [];
       const recognizer = deps.recognition.recognizerWith([...drafts, ...stored]);
       const req = sampleRequest(b.source, b.sample, b.logGroup);

@@ -6,9 +6,11 @@ import type { ControlChannel } from '../bus/control-channel.js';
 import type { Db } from '../db/db.js';
 import { BUILTIN_PROFILES } from '../ingest/recognition/builtin-profiles.js';
 import { compileProfile, profileEnv, type CompiledProfile } from '../ingest/recognition/compile-profile.js';
+import { EvaluationBudget } from '../ingest/recognition/evaluation-budget.js';
 import { DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits } from '../ingest/recognition/expression-limits.js';
 import type { Profile } from '../ingest/recognition/profile.js';
 import { createRecognizer, type Recognizer } from '../ingest/recognition/recognizer.js';
+import { nextTurn } from '../shared/event-loop-turns.js';
 import { listProfiles } from './profiles-repo.js';
 import { addUnrecognized } from './unrecognized-repo.js';
 
@@ -23,6 +25,10 @@ export interface RecognitionSettings {
   maxExpressionNodes: number;
   /** RECOGNITION_MAX_COST_PER_RECORD */
   maxCostPerRecord: number;
+  /** RECOGNITION_MAX_WORK_PER_RECORD */
+  maxWorkPerRecord: number;
+  /** RECOGNITION_MAX_WORK_PER_REQUEST */
+  maxWorkPerRequest: number;
   /** RECOGNITION_PROFILE_CACHE_MS */
   cacheMs: number;
   /** RECOGNITION_UNRECOGNIZED_MAX_NAMES */
@@ -63,11 +69,15 @@ export interface Recognition {
 export function createRecognition(deps: RecognitionDeps): Recognition {
   const { settings } = deps;
   const limits: ExpressionLimits = { ...DEFAULT_EXPRESSION_LIMITS, maxChars: settings.maxExpressionChars, maxNodes: settings.maxExpressionNodes };
-  const env = profileEnv();
+  // One budget for the instance's one environment: evaluation is synchronous, so one record's profiles run alone on it.
+  const budget = new EvaluationBudget();
+  const env = profileEnv(budget);
   const builtin = settings.builtinProfiles ? BUILTIN_PROFILES.map((p) => compileProfile(p, DEFAULT_EXPRESSION_LIMITS, env)) : [];
   const maxOrgs = deps.maxOrgs ?? 10_000;
   const cache = new Map<string, { profiles: CompiledProfile[]; loadedAt: number }>();
   const loading = new Map<string, Promise<CompiledProfile[]>>();
+  /** Each organization's last unrecognized write in flight (removed once it is the last and done). */
+  const writing = new Map<string, Promise<void>>();
   deps.control.on('recognition_profiles_changed', (m) => cache.delete(m.orgId));
   deps.control.onResubscribed(() => cache.clear());
 
@@ -76,7 +86,9 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   async function load(orgId: string): Promise<CompiledProfile[]> {
     const stored = await listProfiles(deps.db, orgId, settings.maxProfilesPerOrg);
     const out: CompiledProfile[] = [];
-    for (const s of stored) {
+    for (const [i, s] of stored.entries()) {
+      // One profile per turn of the event loop: compiling an organization's profiles takes up to a second.
+      if (i > 0) await nextTurn();
       try {
         out.push(compile(s.profile));
       } catch (err) {
@@ -103,7 +115,14 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
   }
 
   const recognizerWith = (org: readonly CompiledProfile[]) =>
-    createRecognizer({ org, builtin, maxCostPerRecord: settings.maxCostPerRecord, maxNames: MAX_NAMES_PER_REQUEST, sampleBytes: settings.sampleBytes });
+    createRecognizer({
+      org,
+      builtin,
+      budget,
+      maxCostPerRecord: settings.maxCostPerRecord,
+      maxWorkPerRecord: settings.maxWorkPerRecord,
+      maxWorkPerRequest: settings.maxWorkPerRequest,
+      maxNames: MAX_NAMES_PER_REQUEST, sampleBytes: settings.sampleBytes });
 
   return {
     builtin,
@@ -114,11 +133,24 @@ export function createRecognition(deps: RecognitionDeps): Recognition {
     },
     recognizerWith,
     async record(orgId, recognizer) {
-      // After the events are committed: a report that cannot be written is logged, never fails the stored request.
+      const tallies = recognizer.tallies();
+      if (!tallies.length) return;
+      // After the events are committed: a report that cannot be written is logged, never fails the stored request. An
+      // organization's writes go one after another on this instance, so they wait here, not holding a pool connection
+      // while they wait for the organization's lock.
+      const write = async () => {
+        try {
+          await addUnrecognized(deps.db, orgId, tallies, settings.unrecognizedMaxNames);
+        } catch (err) {
+          deps.logger.warn({ orgId, err: { message: (err as Error).message } }, 'unrecognized records could not be counted');
+        }
+      };
+      const mine = (writing.get(orgId) ?? Promise.resolve()).then(write);
+      writing.set(orgId, mine);
       try {
-        await addUnrecognized(deps.db, orgId, recognizer.tallies(), settings.unrecognizedMaxNames);
-      } catch (err) {
-        deps.logger.warn({ orgId, err: { message: (err as Error).message } }, 'unrecognized records could not be counted');
+        await mine;
+      } finally {
+        if (writing.get(orgId) === mine) writing.delete(orgId);
       }
     },
     async changed(orgId) {

@@ -1,5 +1,5 @@
 // SQL for the counts of unrecognized records per organization, source and name, with one sample each; bounded in rows.
-import type { Queryable } from '../db/db.js';
+import type { Db, Queryable } from '../db/db.js';
 import { OTHER_NAME, type UnrecognizedTally } from '../ingest/recognition/recognizer.js';
 import { storableText } from '../shared/input-safety.js';
 
@@ -16,9 +16,18 @@ export interface UnrecognizedRow {
  * Adds a request's tallies. Known (source, name) rows are counted up; new ones are inserted while the organization has
  * fewer than `maxNames` rows, the rest counted under (source, `(other)`) (which may take one row per source beyond it).
  */
-export async function addUnrecognized(db: Queryable, orgId: string, tallies: UnrecognizedTally[], maxNames: number): Promise<void> {
+export async function addUnrecognized(db: Db, orgId: string, tallies: UnrecognizedTally[], maxNames: number): Promise<void> {
   if (!tallies.length) return;
   const input = JSON.stringify(tallies.map((t) => ({ source: t.source, name: storableText(t.name), n: t.count, sample: storableText(t.sample) })));
+  // One writer per organization at a time: the room left is read and filled in one snapshot, so two requests at once
+  // would each fill the same room (20 requests of 100 new names each made 1,101 rows of a 500 bound).
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock(hashtext('audit-stream:recognition-unrecognized'), hashtext($1))", [orgId]);
+    await insertTallies(tx, orgId, input, maxNames);
+  });
+}
+
+async function insertTallies(db: Queryable, orgId: string, input: string, maxNames: number): Promise<void> {
   await db.query(
     `WITH input AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(source text, name text, n bigint, sample text)),
      known AS (

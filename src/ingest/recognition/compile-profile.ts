@@ -2,14 +2,18 @@
 //
 // Why evaluation time is bounded although @bufbuild/cel has no cost budget: every expression is at most maxChars long
 // with at most maxNodes AST nodes, comprehensions are few and never nested, and the view an expression reads holds at
-// most VIEW_LIMITS.maxKeys keys per map and maxItems items per list, strings cut at maxStringChars. So one evaluation
-// does at most maxNodes × maxComprehensions × maxKeys steps, each on a bounded value; `matches` uses RE2 (linear time).
+// most VIEW_LIMITS.maxKeys keys per map and maxItems items per list, strings cut at maxStringChars. What functions build
+// at run time (strings, lists) is charged to an EvaluationBudget by the metered functions, so an expression cannot
+// grow values past its record's budget; `matches` uses RE2 (linear time). The fast path runs only shapes whose results
+// are bounded by the expression's size and the view's bounds (reads, comparisons, concatenation, prefix tests).
 import { celEnv, celFunc, celMap, CelScalar, isCelError, isCelUint, parse, plan } from '@bufbuild/cel';
 import { strings } from '@bufbuild/cel/ext';
 import { checkExpressionShape, DEFAULT_EXPRESSION_LIMITS, type ExpressionLimits, type ExpressionShape } from './expression-limits.js';
 import { PROFILE_FIELDS, type Profile, type ProfileField } from './profile.js';
 import { guardsOf, type Guard } from './profile-guards.js';
 import { compileFast, FALLBACK, FastError } from './fast-expressions.js';
+import { EvaluationBudget } from './evaluation-budget.js';
+import { linearStringFunctions, meteredFunctions } from './metered-functions.js';
 import { boundedValue, VIEW_LIMITS, type RecordView } from './record-view.js';
 
 /** A profile expression that does not compile, named by its place (`when`, `fields.tool`). */
@@ -60,9 +64,13 @@ const jsonParse = celFunc('jsonParse', [CelScalar.STRING], CelScalar.DYN, (text:
   }
 });
 
-/** The CEL environment every profile runs in: the standard library, the strings extension, jsonParse. */
-export function profileEnv() {
-  return celEnv({ funcs: [...strings, jsonParse] });
+/**
+ * The CEL environment every profile runs in: the standard library, the strings extension (linear `replace` and `join`),
+ * jsonParse; every function metered against `budget` (unlimited until a recognizer starts it for a record).
+ */
+export function profileEnv(budget: EvaluationBudget = new EvaluationBudget()) {
+  const unmetered = celEnv({ funcs: [...strings, ...linearStringFunctions(budget), jsonParse] });
+  return celEnv({ funcs: meteredFunctions(unmetered, budget) });
 }
 
 /** CEL values back to plain JS: ints (bigint) as numbers, maps and lists as plain objects and arrays. */

@@ -1,6 +1,7 @@
 // One request's recognition: the organization's own profiles first (within the per-record cost budget), then the
 // built-in ones; what nothing read is tallied by source and name (bounded) for the unrecognized report.
 import type { CompiledProfile } from './compile-profile.js';
+import type { EvaluationBudget } from './evaluation-budget.js';
 import { recognize, type Recognized } from './recognize.js';
 import type { RecordView } from './record-view.js';
 
@@ -19,6 +20,12 @@ export interface RecognizerOptions {
   builtin: readonly CompiledProfile[];
   /** RECOGNITION_MAX_COST_PER_RECORD: what the organization's profiles may cost on one record (CompiledProfile.cost). */
   maxCostPerRecord: number;
+  /** The budget the profiles' environment charges its functions' work to (started for the organization's profiles only). */
+  budget?: EvaluationBudget;
+  /** RECOGNITION_MAX_WORK_PER_RECORD: the run-time work (characters and entries made and read) of the organization's profiles on one record. */
+  maxWorkPerRecord?: number;
+  /** RECOGNITION_MAX_WORK_PER_REQUEST: the same summed over one request's records; once spent, its later records go to the built-in profiles. */
+  maxWorkPerRequest?: number;
   /** Distinct (source, name) pairs tallied per request; later ones are counted under the name `(other)`. */
   maxNames: number;
   /** RECOGNITION_UNRECOGNIZED_SAMPLE_BYTES: the longest sample kept (UTF-8 bytes). */
@@ -61,12 +68,23 @@ export function nameOfView(view: RecordView): string {
 export function createRecognizer(opts: RecognizerOptions): Recognizer {
   const tallies = new Map<string, UnrecognizedTally>();
   let failures = 0;
+  let requestWorkLeft = opts.maxWorkPerRequest ?? Infinity;
+  const own = (view: RecordView) => {
+    const budget = opts.budget;
+    if (!budget) return recognize(view, opts.org, opts.maxCostPerRecord);
+    budget.start(Math.max(0, Math.min(opts.maxWorkPerRecord ?? Infinity, requestWorkLeft)));
+    try {
+      return recognize(view, opts.org, opts.maxCostPerRecord);
+    } finally {
+      requestWorkLeft -= budget.stop();
+    }
+  };
   return {
     read(view) {
       if (opts.org.length) {
-        const own = recognize(view, opts.org, opts.maxCostPerRecord);
-        failures += own.failures.length;
-        if (own.recognized) return own.recognized;
+        const outcome = own(view);
+        failures += outcome.failures.length;
+        if (outcome.recognized) return outcome.recognized;
       }
       const builtin = recognize(view, opts.builtin);
       failures += builtin.failures.length;
