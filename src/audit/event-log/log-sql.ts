@@ -5,9 +5,14 @@ import type { SessionStatus, SessionUpsert } from '../../sessions/session-rules.
 import { sessionStatusesSql, sessionUpsertsJson, upsertSessionsSql } from '../../sessions/sessions-repo.js';
 import { NotFound } from '../../shared/domain-errors.js';
 
-/** Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order. */
+/**
+ * Locks the org's counter row for the rest of the transaction and returns its last seq. Commit order = seq order.
+ * FOR NO KEY UPDATE: appends (and retention) of one org still run one at a time, but a row that merely references the
+ * organization (a proxy call's intent, a session, a key: their foreign key checks take FOR KEY SHARE) is not made to
+ * wait for the append in flight, as FOR UPDATE would.
+ */
 export async function lockOrgSeq(tx: Queryable, orgId: string): Promise<number> {
-  const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR UPDATE', [orgId]);
+  const r = await tx.query<{ event_seq: number }>('SELECT event_seq FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
   if (r.rows.length === 0) throw new NotFound('organization not found');
   return Number(r.rows[0].event_seq);
 }
