@@ -122,3 +122,19 @@ export function onNextFrame(task: () => void): void {
     for (const t of tasks) t();
   });
 }
+
+/** Runs `task` when `form` is submitted, in place of the browser's navigation. */
+export function onSubmit(form: HTMLFormElement, task: () => unknown): void {
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void task();
+  });
+}
+
+/** Runs `task` with the button clicked inside `container` that carries the data attribute `attr` (one listener for all its rows). */
+export function onRowButton(container: Element, attr: string, task: (button: HTMLButtonElement) => unknown): void {
+  container.addEventListener('click', (ev) => {
+    const button = (ev.target as Element).closest<HTMLButtonElement>(`button[${attr}]`);
+    if (button) void task(button);
+  });
+}

@@ -1,6 +1,6 @@
 // The API key screen of organization admins: list (prefix, name, scopes, created, last used), create (shown once), revoke.
 import { api, ApiError, isOrgAdmin, isUnauthorized, type ApiKey, type Me } from './api.js';
-import { byId, formatDateTime, h } from './dom.js';
+import { byId, formatDateTime, h, onSubmit, onRowButton } from './dom.js';
 import { copyFrom } from './ids.js';
 import type { Screen } from './screens.js';
 import { cell } from './table.js';
@@ -24,17 +24,11 @@ export class KeysView implements Screen {
     private readonly notify: (message: string) => void,
     private readonly signedOut: () => void,
   ) {
-    this.form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.create();
-    });
+    onSubmit(this.form, () => this.create());
     const copy = byId('new-key-copy');
     copy.addEventListener('click', () => void copyFrom(copy, this.newKeyValue.textContent ?? ''));
     byId('new-key-done').addEventListener('click', () => this.hideNewKey());
-    this.tbody.addEventListener('click', (ev) => {
-      const button = (ev.target as Element).closest<HTMLButtonElement>('button[data-revoke]');
-      if (button) void this.revoke(button);
-    });
+    onRowButton(this.tbody, 'data-revoke', (button) => this.revoke(button));
   }
 
   /** Organization admins only. */

@@ -1,6 +1,6 @@
 // The sign-in form: posts the credentials and explains failures (wrong password, rate limit, service down) in #login-error.
 import { api, ApiError, type Me } from './api.js';
-import { byId } from './dom.js';
+import { byId, onSubmit } from './dom.js';
 
 function explain(err: unknown): string {
   if (!(err instanceof ApiError)) return 'Sign-in failed.';
@@ -32,10 +32,7 @@ export class LoginForm {
     const submit = this.form.querySelector<HTMLButtonElement>('button[type="submit"]');
     if (!submit) throw new Error('dashboard: #login-form has no submit button');
     this.submit = submit;
-    this.form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.send();
-    });
+    onSubmit(this.form, () => this.send());
   }
 
   /** Resets the form for a fresh sign-in; `note` says why it is shown (e.g. the login expired). */

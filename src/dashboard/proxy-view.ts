@@ -1,7 +1,7 @@
 // The MCP proxy screen of organization admins: the upstream servers (endpoint, headers, secrets hidden), the ordered
 // policy rules (add, remove) and a dry run of a described call. Builds its own content inside #proxy-view.
 import { api, ApiError, isOrgAdmin, isUnauthorized, type Me, type ProxyRule, type ProxyServer } from './api.js';
-import { byId, h } from './dom.js';
+import { byId, h, onSubmit, onRowButton } from './dom.js';
 import type { Screen } from './screens.js';
 import { cell } from './table.js';
 
@@ -79,26 +79,11 @@ export class ProxyView implements Screen {
       ),
       h('section', { class: 'panel', 'aria-labelledby': 'proxy-dry-title' }, h('div', { class: 'panel-head' }, h('h2', { id: 'proxy-dry-title' }, 'Dry run')), dryForm, this.verdict),
     );
-    serverForm.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.saveServer();
-    });
-    this.servers.addEventListener('click', (ev) => {
-      const button = (ev.target as Element).closest<HTMLButtonElement>('button[data-delete-server]');
-      if (button) void this.deleteServer(button.dataset.deleteServer as string);
-    });
-    ruleForm.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.addRule();
-    });
-    dryForm.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.dryRun();
-    });
-    this.rules.addEventListener('click', (ev) => {
-      const button = (ev.target as Element).closest<HTMLButtonElement>('button[data-delete-rule]');
-      if (button) void this.deleteRule(button.dataset.deleteRule as string);
-    });
+    onSubmit(serverForm, () => this.saveServer());
+    onRowButton(this.servers, 'data-delete-server', (button) => this.deleteServer(button.dataset.deleteServer as string));
+    onSubmit(ruleForm, () => this.addRule());
+    onSubmit(dryForm, () => this.dryRun());
+    onRowButton(this.rules, 'data-delete-rule', (button) => this.deleteRule(button.dataset.deleteRule as string));
   }
 
   /** Organization admins only. */

@@ -1,7 +1,7 @@
 // The recognition screen of organization admins: records no profile read (by source and name, with a sample), the
 // organization's own profiles (add as JSON, remove) and the built-in ones. Builds its own content inside #recognition-view.
 import { api, ApiError, isOrgAdmin, isUnauthorized, type Me, type RecognitionProfile, type UnrecognizedRow } from './api.js';
-import { byId, h } from './dom.js';
+import { byId, h, onSubmit, onRowButton } from './dom.js';
 import type { Screen } from './screens.js';
 import { cell } from './table.js';
 
@@ -47,14 +47,8 @@ export class RecognitionView implements Screen {
         h('div', { class: 'scroll' }, h('table', { class: 'grid-table' }, h('thead', {}, h('tr', {}, h('th', {}, 'Profile'), h('th', { class: 'num' }, 'Version'), h('th', {}, 'When'), h('th', {}, 'Source'), h('th', {}))), this.profiles)),
       ),
     );
-    form.addEventListener('submit', (ev) => {
-      ev.preventDefault();
-      void this.save();
-    });
-    this.profiles.addEventListener('click', (ev) => {
-      const button = (ev.target as Element).closest<HTMLButtonElement>('button[data-delete-profile]');
-      if (button) void this.remove(button.dataset.deleteProfile as string);
-    });
+    onSubmit(form, () => this.save());
+    onRowButton(this.profiles, 'data-delete-profile', (button) => this.remove(button.dataset.deleteProfile as string));
   }
 
   /** Organization admins only. */
