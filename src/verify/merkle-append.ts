@@ -5,38 +5,39 @@ import type { Logger } from 'pino';
 import type { Queryable } from '../db/db.js';
 import { toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { readBytePage } from '../audit/byte-pages.js';
-import { createHash, type Hash } from 'node:crypto';
-import { canonicalJson as canonicalValue } from './canonical-json.js';
+import { canonicalJson } from '../audit/event-log/canonical-json.js';
 import type { NewAuditEvent } from '../audit/audit-types.js';
-import { canonicalBytes, recordOf, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
+import { canonicalBytes, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
 import { createLogRow, growLog, logSize, readTiles, tileKey, type TileGrowth } from './merkle-sql.js';
 import { HASH_SIZE, leafHash } from './tree.js';
 import { perfectRoot, TILE_WIDTH, type TileRef } from './tiles.js';
 
 /** The leaf hash of a record: SHA-256(0x00 || its RFC 8785 bytes). */
 export function recordLeafHash(record: CanonicalRecord): Buffer {
-  return leafHash(Buffer.from(canonicalBytes(record), 'utf8'));
+  return leafHash(canonicalBytes(record));
 }
 
 /**
- * A record's leaf hash in two parts. The RFC 8785 keys sort as action, latencyMs, metadata, occurredAt, receivedAt,
- * seq, serverId, ...: everything before receivedAt (metadata, the costly part) is hashed before the seq lock, from the
- * event; under it, the hash state is copied and finished with receivedAt, seq and the fields after them.
+ * A record's RFC 8785 text in two parts. The keys sort as action, latencyMs, metadata, occurredAt, receivedAt, seq,
+ * serverId, ...: everything before receivedAt (metadata, the costly part) is written before the seq lock, from the
+ * event; under it, receivedAt and seq join them and the whole is hashed once.
  */
-interface LeafPrefix {
-  state: Hash;
+interface LeafText {
+  prefix: string;
   suffix: string;
 }
 
-function leafPrefix(e: NewAuditEvent): LeafPrefix {
-  const r = recordOf(e, 0, '');
-  const prefix = `{"action":${canonicalValue(r.action)},"latencyMs":${canonicalValue(r.latencyMs)},"metadata":${canonicalValue(r.metadata)},"occurredAt":${canonicalValue(r.occurredAt)},"receivedAt":`;
-  const suffix = `"serverId":${canonicalValue(r.serverId)},"sessionId":${canonicalValue(r.sessionId)},"source":${canonicalValue(r.source)},"toolName":${canonicalValue(r.toolName)},"type":${canonicalValue(r.type)}}`;
-  return { state: createHash('sha256').update(Buffer.of(0)).update(prefix, 'utf8'), suffix };
+const text = (v: string | number | null): string => (v === null ? 'null' : JSON.stringify(v));
+
+function leafText(e: NewAuditEvent): LeafText {
+  return {
+    prefix: `{"action":${text(e.action ?? null)},"latencyMs":${text(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${text(e.occurredAt.toISOString())},"receivedAt":`,
+    suffix: `"serverId":${text(e.serverId ?? null)},"sessionId":${text(e.sessionId ?? null)},"source":${text(e.source)},"toolName":${text(e.toolName ?? null)},"type":${text(e.type)}}`,
+  };
 }
 
-function finishLeaf(p: LeafPrefix, record: CanonicalRecord): Buffer {
-  return p.state.copy().update(`${JSON.stringify(record.receivedAt)},"seq":${record.seq},${p.suffix}`, 'utf8').digest();
+function finishLeaf(t: LeafText, record: CanonicalRecord): Buffer {
+  return leafHash(`${t.prefix}${JSON.stringify(record.receivedAt)},"seq":${record.seq},${t.suffix}`);
 }
 
 /** The tiles written and read when `count` hashes join a tree of `size` leaves: per level, the run of new entries. */
@@ -111,7 +112,7 @@ export interface MerkleStep {
 }
 
 export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
-  const prepared = new WeakMap<NewAuditEvent, LeafPrefix>();
+  const prepared = new WeakMap<NewAuditEvent, LeafText>();
   /** Adds stored events after the log's size, one bounded page; returns the log's size after. */
   async function catchUp(tx: Queryable, orgId: string, size: number, lastSeq: number): Promise<number> {
     const page = await readBytePage<AuditEventDbRow>(tx, {
@@ -132,7 +133,7 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
 
   return {
     prepare(events) {
-      for (const e of events) prepared.set(e, leafPrefix(e));
+      for (const e of events) prepared.set(e, leafText(e));
     },
     async appended(tx, orgId, lastSeq, records, events) {
       if (records.length === 0) return;

@@ -1,17 +1,23 @@
 // RFC 9162 Merkle trees over SHA-256: leaf and node hashes, roots, inclusion and consistency proofs (built from any
 // source of perfect-subtree hashes) and their verification. Sizes and indexes are plain numbers (exact below 2^53).
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 
 export const HASH_SIZE = 32;
 
 /** RFC 9162 2.1.1: SHA-256(0x00 || data). */
 export function leafHash(data: Uint8Array | string): Buffer {
+  // One-shot (no Hash object): U+0000 is the byte 0x00 in UTF-8.
+  if (typeof data === 'string') return hash('sha256', `\u0000${data}`, 'buffer');
   return createHash('sha256').update(Buffer.of(0)).update(data).digest();
 }
 
 /** RFC 9162 2.1.1: SHA-256(0x01 || left || right). */
 export function nodeHash(left: Uint8Array, right: Uint8Array): Buffer {
-  return createHash('sha256').update(Buffer.of(1)).update(left).update(right).digest();
+  const input = Buffer.allocUnsafe(1 + left.length + right.length);
+  input[0] = 1;
+  input.set(left, 1);
+  input.set(right, 1 + left.length);
+  return hash('sha256', input, 'buffer');
 }
 
 /** The root of the empty tree: SHA-256 of nothing. */

@@ -1,6 +1,6 @@
 // The canonical record of an event: the event exactly as the query API returns it (src/contract/api-rows.ts), its bytes
 // per RFC 8785 (JSON Canonicalization Scheme), and what the stream sends of it. The one definition of all three.
-import canonicalize from 'canonicalize';
+import { canonicalJson } from './canonical-json.js';
 import type { AuditEventRow } from '../../contract/api-rows.js';
 import type { StreamPayload } from '../../contract/stream-payloads.js';
 import type { NewAuditEvent } from '../audit-types.js';
@@ -34,11 +34,7 @@ export function recordOf(e: NewAuditEvent, seq: number, receivedAt: string): Can
  * stored as JSON writes it (null), so the record is first read back the same way.
  */
 export function canonicalBytes(record: CanonicalRecord): string {
-  try {
-    return canonicalize(record)!;
-  } catch {
-    return canonicalize(JSON.parse(JSON.stringify(record)))!;
-  }
+  return canonicalJson(record);
 }
 
 const SESSION_STATUS: Record<string, 'active' | 'suspended'> = { created: 'active', resumed: 'active', suspended: 'suspended' };

@@ -1,9 +1,9 @@
 // The fast RFC 8785 serializer the log hashes with writes exactly what the `canonicalize` package (the verifier's)
-// writes, for any JSON value and for values JSON cannot carry; past its work bound it falls back to the package.
+// writes, for any JSON value and for values JSON cannot carry; a value with toJSON is the package's own.
 import canonicalize from 'canonicalize';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalJson } from '../../src/verify/canonical-json.js';
+import { canonicalJson } from '../../src/audit/event-log/canonical-json.js';
 
 const reference = (v: unknown) => {
   try {
@@ -43,8 +43,10 @@ describe('canonical JSON', () => {
     expect(canonicalJson(v).startsWith('{"10":1,"2":2,"a":[null,null,0],"b":null,')).toBe(true);
   });
 
-  it('falls back to the walk-based serializer when many objects hold many distinct keys', () => {
+  it('writes wide values (many objects holding many distinct keys) and values with toJSON alike', () => {
     const wide = Array.from({ length: 600 }, (_, i) => ({ [`k${i}`]: i, [`j${i}`]: { [`x${i}`]: [i] } }));
     expect(canonicalJson(wide)).toBe(reference(wide));
+    const dated = { at: new Date(0), nested: [{ when: new Date(1) }] };
+    expect(canonicalJson(dated)).toBe(reference(dated));
   });
 });
