@@ -2,6 +2,7 @@
 // hashes of the new records are added to the organization's tree, growing its tiles; a log left behind (events
 // appended while MERKLE_LOG was off, or before the log existed) is caught up first, a bounded page per append.
 import type { Logger } from 'pino';
+import { createHash, type Hash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import { toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { readBytePage } from '../audit/byte-pages.js';
@@ -18,12 +19,12 @@ export function recordLeafHash(record: CanonicalRecord): Buffer {
 }
 
 /**
- * A record's RFC 8785 text in two parts. The keys sort as action, latencyMs, metadata, occurredAt, receivedAt, seq,
- * serverId, ...: everything before receivedAt (metadata, the costly part) is written before the seq lock, from the
- * event; under it, receivedAt and seq join them and the whole is hashed once.
+ * A record's leaf hash in two parts. The RFC 8785 keys sort as action, latencyMs, metadata, occurredAt, receivedAt,
+ * seq, serverId, ...: everything before receivedAt (metadata, the costly part) is written and hashed before the seq
+ * lock, from the event; under it, the hash state is copied and finished with receivedAt, seq and the fields after them.
  */
 interface LeafText {
-  prefix: string;
+  state: Hash;
   suffix: string;
 }
 
@@ -31,13 +32,13 @@ const text = (v: string | number | null): string => (v === null ? 'null' : JSON.
 
 function leafText(e: NewAuditEvent): LeafText {
   return {
-    prefix: `{"action":${text(e.action ?? null)},"latencyMs":${text(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${text(e.occurredAt.toISOString())},"receivedAt":`,
+    state: createHash('sha256').update(`\u0000{"action":${text(e.action ?? null)},"latencyMs":${text(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${text(e.occurredAt.toISOString())},"receivedAt":`),
     suffix: `"serverId":${text(e.serverId ?? null)},"sessionId":${text(e.sessionId ?? null)},"source":${text(e.source)},"toolName":${text(e.toolName ?? null)},"type":${text(e.type)}}`,
   };
 }
 
 function finishLeaf(t: LeafText, record: CanonicalRecord): Buffer {
-  return leafHash(`${t.prefix}${JSON.stringify(record.receivedAt)},"seq":${record.seq},${t.suffix}`);
+  return t.state.copy().update(`${JSON.stringify(record.receivedAt)},"seq":${record.seq},${t.suffix}`).digest();
 }
 
 /** The tiles written and read when `count` hashes join a tree of `size` leaves: per level, the run of new entries. */

@@ -1,62 +1,87 @@
-// RFC 8785 (JSON Canonicalization Scheme) text of a JSON value, fast: one walk writing each object's members in sorted
-// key order, numbers and strings as JSON.stringify writes them (ECMAScript's serialization, which RFC 8785 requires).
-// The same text as the `canonicalize` package for every JSON value; a value with toJSON (a Date) is that package's.
+// RFC 8785 (JSON Canonicalization Scheme) text of a JSON value, fast: JSON.stringify (numbers and strings as RFC 8785
+// requires: ECMAScript's serialization) of a copy whose objects hold their keys in sorted order, copying only the
+// objects that are not sorted already. The same text as the `canonicalize` package for every JSON value.
 import canonicalize from 'canonicalize';
+import { setOwn } from '../../shared/own-keys.js';
 
-/** Thrown inside the walk when a value needs the package (toJSON). */
-const NEEDS_PACKAGE = Symbol('needs the walk-based serializer');
+/** Thrown inside the copy when a value needs another serializer: a toJSON (a Date), or integer-like keys. */
+const NEEDS_PACKAGE = Symbol('needs the canonicalize package');
+const NEEDS_WALK = Symbol('needs the member-by-member walk');
 
 /** The text of `value`, JSON's reading of it when JSON cannot carry a value (NaN, Infinity: null), as canonicalBytes does. */
 export function canonicalJson(value: unknown): string {
   try {
-    return write(value) ?? slow(value);
+    return JSON.stringify(sortedCopy(value)) ?? slow(value);
   } catch (err) {
+    if (err === NEEDS_WALK) return walkText(value);
     if (err === NEEDS_PACKAGE) return slow(value);
     throw err;
   }
 }
 
-/** Object keys in UTF-16 code unit order (sorted only when they are not already). */
-function sortedKeys(o: object): string[] {
-  const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++) {
-    if (keys[i - 1] > keys[i]) return keys.sort();
-  }
-  return keys;
+/** An array index as a property key ("0", "17"): objects enumerate those first, in numeric order, whatever was set. */
+function isIndexKey(k: string): boolean {
+  const c = k.charCodeAt(0);
+  return c >= 48 && c <= 57 && /^(?:0|[1-9]\d{0,9})$/.test(k) && Number(k) < 2 ** 32 - 1;
 }
 
-/** The text of a value, or undefined for one an object leaves out (undefined, a function, a symbol). */
-function write(v: unknown): string | undefined {
-  if (v === null) return 'null';
-  switch (typeof v) {
-    case 'string':
-    case 'number':
-    case 'boolean':
-      return JSON.stringify(v);
-    case 'object':
-      break;
-    case 'bigint':
-      // JSON has no such number: the same TypeError JSON.stringify and the package throw.
-      return JSON.stringify(v);
-    default:
-      return undefined;
-  }
+/** `v` with every object's keys in UTF-16 code unit order; objects and arrays already so are kept, not copied. */
+function sortedCopy(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
   if (typeof (v as { toJSON?: unknown }).toJSON === 'function') throw NEEDS_PACKAGE;
   if (Array.isArray(v)) {
-    let s = '[';
+    let out: unknown[] | null = null;
     for (let i = 0; i < v.length; i++) {
-      if (i > 0) s += ',';
-      s += write(v[i]) ?? 'null';
+      const c = sortedCopy(v[i]);
+      if (c !== v[i]) (out ??= v.slice())[i] = c;
     }
-    return s + ']';
+    return out ?? v;
   }
-  let s = '{';
-  for (const k of sortedKeys(v)) {
-    const text = write((v as Record<string, unknown>)[k]);
-    if (text === undefined) continue;
-    s += s.length === 1 ? `${JSON.stringify(k)}:${text}` : `,${JSON.stringify(k)}:${text}`;
+  const o = v as Record<string, unknown>;
+  const keys = Object.keys(o);
+  // Index keys come first whatever the order they were set in, so a copy cannot hold them sorted as text.
+  if (keys.length > 1 && isIndexKey(keys[0])) throw NEEDS_WALK;
+  let changed = false;
+  for (let i = 1; i < keys.length; i++) {
+    if (keys[i - 1] > keys[i]) {
+      keys.sort();
+      changed = true;
+      break;
+    }
   }
-  return s + '}';
+  const values = new Array<unknown>(keys.length);
+  for (let i = 0; i < keys.length; i++) {
+    const was = o[keys[i]];
+    const c = sortedCopy(was);
+    if (c !== was) changed = true;
+    values[i] = c;
+  }
+  if (!changed) return v;
+  const out: Record<string, unknown> = {};
+  for (let i = 0; i < keys.length; i++) setOwn(out, keys[i], values[i]);
+  return out;
+}
+
+/** The member-by-member serializer, for values holding objects with index keys. */
+function walkText(v: unknown): string {
+  const text = walk(v);
+  return text === undefined ? slow(v) : text;
+}
+
+function walk(v: unknown): string | undefined {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (typeof (v as { toJSON?: unknown }).toJSON === 'function') return slow(v);
+  if (Array.isArray(v)) {
+    const parts = new Array<string>(v.length);
+    for (let i = 0; i < v.length; i++) parts[i] = walk(v[i]) ?? 'null';
+    return `[${parts.join(',')}]`;
+  }
+  const parts: string[] = [];
+  for (const k of Object.keys(v).sort()) {
+    const text = walk((v as Record<string, unknown>)[k]);
+    if (text !== undefined) parts.push(`${JSON.stringify(k)}:${text}`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 function slow(value: unknown): string {
