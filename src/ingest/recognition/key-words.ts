@@ -4,15 +4,41 @@
 import { mapAction, type Action } from '../normalize/actions.js';
 import { parseTimestamp } from '../normalize/timestamps.js';
 
-/** The lower-case words of a key: `mcp.toolName` → [mcp, tool, name]; `TimeGenerated` → [time, generated]. */
+/** Separators between a key's words: whitespace and . _ - / : @ $. */
+const SEPARATOR = /[\s._\-/:@$]/;
+const isUpper = (c: number) => c >= 65 && c <= 90;
+const isLower = (c: number) => c >= 97 && c <= 122;
+const isDigit = (c: number) => c >= 48 && c <= 57;
+
+/**
+ * The lower-case words of a key: `mcp.toolName` → [mcp, tool, name]; `TimeGenerated` → [time, generated];
+ * `HTTPServer` → [http, server]. One pass over at most 200 characters: a word ends at a separator, before an upper-case
+ * letter that follows a lower-case letter or digit, and before the last capital of a run followed by a lower-case one.
+ */
 export function keyWords(key: string): string[] {
-  if (key.length > 200) key = key.slice(0, 200);
-  return key
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .split(/[\s._\-/:@$]+/)
-    .filter(Boolean)
-    .map((w) => w.toLowerCase());
+  const n = Math.min(key.length, 200);
+  const words: string[] = [];
+  let start = -1;
+  for (let i = 0; i < n; i++) {
+    const c = key.charCodeAt(i);
+    const separator = c < 128 ? !(isUpper(c) || isLower(c) || isDigit(c)) && SEPARATOR.test(key[i]) : c >= 0xd800 && c <= 0xdfff ? false : SEPARATOR.test(key[i]);
+    if (separator) {
+      if (start >= 0) words.push(key.slice(start, i).toLowerCase());
+      start = -1;
+      continue;
+    }
+    if (start >= 0 && isUpper(c)) {
+      const p = key.charCodeAt(i - 1);
+      if (isLower(p) || isDigit(p) || (isUpper(p) && i + 1 < n && isLower(key.charCodeAt(i + 1)))) {
+        words.push(key.slice(start, i).toLowerCase());
+        start = i;
+        continue;
+      }
+    }
+    if (start < 0) start = i;
+  }
+  if (start >= 0) words.push(key.slice(start, n).toLowerCase());
+  return words;
 }
 
 export type KeyRole = 'tool' | 'server' | 'session' | 'latency' | 'trace' | 'callId' | 'time' | 'decision' | 'status' | 'method';

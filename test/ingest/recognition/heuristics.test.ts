@@ -1,6 +1,7 @@
 // The word-based heuristics against every held-out fixture with an expected file: what they find is right, and they find most of it.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { durationInText, findInRecord, findInText, keyRole, keyWords, leadingTimestamp } from '../../../src/ingest/recognition/index.js';
 
@@ -12,6 +13,24 @@ describe('key words', () => {
     expect(keyWords('ai.toolCall.name')).toEqual(['ai', 'tool', 'call', 'name']);
     expect(keyWords('TimeGenerated')).toEqual(['time', 'generated']);
     expect(keyWords('mcp-server_ID')).toEqual(['mcp', 'server', 'id']);
+    expect(keyWords('HTTPServer.requestID')).toEqual(['http', 'server', 'request', 'id']);
+  });
+  it('splits as the three regular expressions it replaced do, for any key', () => {
+    const byExpressions = (key: string) =>
+      key
+        .slice(0, 200)
+        .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+        .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+        .split(/[\s._\-/:@$]+/)
+        .filter(Boolean)
+        .map((w) => w.toLowerCase());
+    const chars = fc.constantFrom(...'aAbBzZ09 ._-/:@$\t\u00a0\u2028é\u00c9\ud83d\ude00İ'.split(''));
+    fc.assert(
+      fc.property(fc.oneof(fc.string({ unit: chars, maxLength: 30 }), fc.string({ unit: 'binary', maxLength: 30 }), fc.string({ unit: chars, minLength: 195, maxLength: 210 })), (key) => {
+        expect(keyWords(key)).toEqual(byExpressions(key));
+      }),
+      { numRuns: 5000 },
+    );
   });
   it('reads roles from words, not spellings', () => {
     expect(['tool_name', 'toolName', 'ToolName', 'mcp.tool.name', 'function_name', 'mcp_tool_name'].map(keyRole)).toEqual(Array(6).fill('tool'));
