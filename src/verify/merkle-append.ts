@@ -79,7 +79,11 @@ export async function addLeaves(tx: Queryable, orgId: string, size: number, leav
     let all = entries;
     if (at > 0 && at + entries.length >= TILE_WIDTH) {
       const prefix = read.get(tileKey({ level: run.level, index: firstTile }));
-      if (!prefix || prefix.length !== at * HASH_SIZE) throw new MerkleLogMismatch(`tile ${run.level}/${firstTile} of the organization's log does not hold the ${at} hashes its size says`);
+      if (!prefix || prefix.length !== at * HASH_SIZE) {
+        // A log behind (switched on late, or older than its events) holds no such tile yet: the caller catches it up.
+        if ((await logSize(tx, orgId)) !== size) return false;
+        throw new MerkleLogMismatch(`tile ${run.level}/${firstTile} of the organization's log does not hold the ${at} hashes its size says`);
+      }
       all = [...Array.from({ length: at }, (_, k) => prefix.subarray(k * HASH_SIZE, (k + 1) * HASH_SIZE)), ...entries];
     }
     const base = run.start - (all.length - entries.length);
@@ -114,13 +118,16 @@ export interface MerkleStep {
 
 export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
   const prepared = new WeakMap<NewAuditEvent, LeafText>();
-  /** Adds stored events after the log's size, one bounded page; returns the log's size after. */
-  async function catchUp(tx: Queryable, orgId: string, size: number, lastSeq: number): Promise<number> {
+  /**
+   * Adds stored events after the log's size, one bounded page of MERKLE_CATCHUP_EVENTS more than the append adds (so a
+   * log behind gains on any steady load), at most READ_PAGE_MAX_BYTES; returns the log's size after.
+   */
+  async function catchUp(tx: Queryable, orgId: string, size: number, lastSeq: number, appending: number): Promise<number> {
     const page = await readBytePage<AuditEventDbRow>(tx, {
       where: ['org_id = $1', 'seq > $2', 'seq <= $3'],
       params: [orgId, size, lastSeq],
       order: 'asc',
-      limit: deps.catchupEvents,
+      limit: deps.catchupEvents + appending,
       maxBytes: deps.catchupMaxBytes,
     });
     const records = page.rows.map(toAuditEventRow);
@@ -149,7 +156,7 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
         size = 0;
       }
       if (size > lastSeq) throw new MerkleLogMismatch(`the organization's log holds ${size} leaves but its last seq is ${lastSeq}: events were removed outside the service`);
-      const caught = await catchUp(tx, orgId, size, lastSeq);
+      const caught = await catchUp(tx, orgId, size, lastSeq, records.length);
       // Still behind: these leaves wait for a later append to reach them.
       if (caught < lastSeq) return;
       if (!(await addLeaves(tx, orgId, lastSeq, leaves))) throw new MerkleLogMismatch('the organization\'s log changed during an append');

@@ -96,12 +96,40 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
     const on = await startApp({ ...env, ...quiet, MERKLE_CATCHUP_EVENTS: '20' });
     try {
       await on.ctx.eventLog.append(org.id, [logEvent('raw:id:on-1')]);
-      // 20 caught up; the new leaf waits.
-      expect(await logSizeOf(on.ctx.db, org.id)).toBe(20);
+      // 21 caught up (20 more than the append adds); the new leaf waits.
+      expect(await logSizeOf(on.ctx.db, org.id)).toBe(21);
       await on.ctx.eventLog.append(org.id, [logEvent('raw:id:on-2')]);
       const leaves = await storedLeaves(on.ctx.db, org.id);
       expect(await logSizeOf(on.ctx.db, org.id)).toBe(32);
       expect((await storedRoot(on.ctx.db, org.id, 32)).equals(rootAt(32, memoryNodes(leaves.map((l) => l.leaf))))).toBe(true);
+    } finally {
+      await on.close();
+    }
+  });
+
+  it('catches up a log whose first append after it fell behind completes a tile it does not hold (the append is stored)', async () => {
+    const env = await backend.sibling();
+    const off = await startApp({ ...env, ...quiet, MERKLE_LOG: 'false' });
+    let org;
+    try {
+      org = await createOrg(off.url);
+      await off.ctx.eventLog.append(org.id, upTo(300).map((i) => logEvent(`raw:id:behind-${i}`)));
+    } finally {
+      await off.close();
+    }
+    const on = await startApp({ ...env, ...quiet, MERKLE_CATCHUP_EVENTS: '100' });
+    try {
+      // Seq 301..550 would complete leaf tile 1 (seqs 257..512), of which the log holds nothing yet. Each append catches
+      // up to 100 more stored events than it adds (350 here: all 300), then its own join.
+      const first = await on.ctx.eventLog.append(org.id, upTo(250).map((i) => logEvent(`raw:id:after-${i}`)));
+      expect(first.accepted).toBe(250);
+      expect(await logSizeOf(on.ctx.db, org.id)).toBe(550);
+      for (let round = 0; round < 3; round++) await on.ctx.eventLog.append(org.id, upTo(250).map((i) => logEvent(`raw:id:more-${round}-${i}`)));
+      const leaves = await storedLeaves(on.ctx.db, org.id);
+      expect(leaves).toHaveLength(1300);
+      expect(await logSizeOf(on.ctx.db, org.id)).toBe(1300);
+      const mem = memoryNodes(leaves.map((l) => l.leaf));
+      for (const size of [256, 300, 512, 1024, 1300]) expect((await storedRoot(on.ctx.db, org.id, size)).equals(rootAt(size, mem))).toBe(true);
     } finally {
       await on.close();
     }
