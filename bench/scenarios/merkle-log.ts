@@ -8,6 +8,7 @@ import type { Db } from '../../src/db/db.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createPgDb } from '../../src/db/pg-db.js';
 import { proveConsistency, proveInclusion } from '../../src/verify/log-proofs.js';
+import { createLeafHasher } from '../../src/verify/leaf-hashing.js';
 import { createMerkleStep } from '../../src/verify/merkle-append.js';
 import { perfectRoot } from '../../src/verify/tiles.js';
 import { randomBytes } from 'node:crypto';
@@ -40,13 +41,10 @@ async function appendAll(db: Db, orgId: string, work: ReturnType<typeof batches>
   let events = 0;
   for (let i = 0; i < work.length; i += 2) {
     const requests = [prepareRequest({ events: work[i] }), prepareRequest({ events: work[i + 1] })];
-    // As the event log does: the part of each leaf hash that needs no seq, before the lock.
-    for (const r of requests) merkle?.prepare(r.fresh.map((p) => p.event));
     await db.transaction(async (tx) => {
       const lastSeq = await lockOrgSeq(tx, orgId);
       const out = await appendLocked(tx, orgId, lastSeq, requests, ROW_SINKS.copy, new Date());
-      const done = out.outcomes.flatMap((o) => (o.ok ? [o.value] : []));
-      if (merkle) await merkle.appended(tx, orgId, lastSeq, done.flatMap((a) => a.records), done.flatMap((a) => a.stored));
+      if (merkle) await merkle.appended(tx, orgId, lastSeq, out.rows, out.contexts);
     });
     events += work[i].length + work[i + 1].length;
   }
@@ -78,12 +76,13 @@ async function bigLog(db: Db, orgId: string, size: number): Promise<void> {
 export async function runMerkleLog(ctx: RunContext): Promise<MerkleLogResult> {
   const bench = await createDatabase();
   const db = createPgDb({ connectionString: bench.url, max: 1 });
+  const hasher = createLeafHasher();
   try {
     await migrate(db);
     const org = async (name: string) => (await db.query<{ id: string }>('INSERT INTO organizations (name) VALUES ($1) RETURNING id', [name])).rows[0].id;
     const on = await org('on');
     const off = await org('off');
-    const merkle = createMerkleStep({ logger: pino({ level: 'silent' }), catchupEvents: 1000, catchupMaxBytes: 4 * 1024 * 1024 });
+    const merkle = createMerkleStep({ logger: pino({ level: 'silent' }), catchupEvents: 1000, catchupMaxBytes: 4 * 1024 * 1024, hasher });
     const rounds: MerkleLogResult['rounds'] = [];
     for (let r = 0; r < ROUNDS; r++) {
       const order = r % 2 === 0 ? (['off', 'on'] as const) : (['on', 'off'] as const);
@@ -128,6 +127,7 @@ export async function runMerkleLog(ctx: RunContext): Promise<MerkleLogResult> {
     const slowdown = median(rounds.map((x) => x.onUsPerEvent / x.offUsPerEvent));
     return { events, rounds, slowdown, bytesPerEvent, proofsAt5M };
   } finally {
+    await hasher.close();
     await db.close();
     await bench.drop();
   }

@@ -2,7 +2,8 @@
 // subtree hashes above them, whoever appends (one request, many at once, two instances, the log switched on late),
 // and the checkpoints signed along the way are consistent with each other.
 import { describe, expect, it } from 'vitest';
-import { startApp, createOrg } from '../helpers/app.js';
+import { gzipSync } from 'node:zlib';
+import { bearer, createOrg, http, startApp } from '../helpers/app.js';
 import { backendNames } from '../helpers/backends.js';
 import { suiteApp } from '../helpers/suite-app.js';
 import { memoryNodes, rootAt, verifyConsistency, consistencyProof } from '../../src/verify/tree.js';
@@ -79,6 +80,27 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
     } finally {
       await other.close();
     }
+  });
+
+  it('hashes each leaf from what its row stores: CloudWatch events whose metadata shares its batch context, and own __proto__ keys', async () => {
+    const org = await createOrg(app.url);
+    const logEvents = upTo(300).map((i) => ({
+      id: String(10n ** 55n + BigInt(i)),
+      timestamp: 1714558800000 + i,
+      message: i % 3 === 0 ? `2026-05-01T10:00:00.000Z\tabc-${i}\tINFO\t{"tool":"search","server":"mcp-a","session":"s-${i % 7}","latency_ms":${i}}` : `level=info msg="tool call" tool=read_${i % 5} server=mcp-b session=s-${i % 4}`,
+      ...(i % 10 === 0 ? { extractedFields: { requestId: `r-${i}`, nested: { a: i } } } : {}),
+    }));
+    const payload = { messageType: 'DATA_MESSAGE', owner: '123456789012', logGroup: '/aws/lambda/tools', logStream: '2026/05/01/[$LATEST]x', subscriptionFilters: ['audit'], logEvents };
+    // An own __proto__ key inside the gzip payload (the JSON body parser refuses one at the top).
+    const text = JSON.stringify(payload).replace('"extractedFields":{', '"extractedFields":{"__proto__":{"p":1},');
+    const res = await http(`${app.url}/api/v1/ingest/cloudwatch`, { method: 'POST', headers: bearer(org.key), json: { awslogs: { data: gzipSync(text).toString('base64') } } });
+    expect(res.body).toEqual({ accepted: 300, duplicates: 0 });
+    const contexts = await app.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_events WHERE org_id = $1 AND context_id IS NOT NULL', [org.id]);
+    expect(contexts.rows[0].n).toBeGreaterThan(0);
+    // The calls and the session_updates of the sessions they opened.
+    const stored = (await storedLeaves(app.ctx.db, org.id)).length;
+    expect(stored).toBeGreaterThan(300);
+    await expectTreeOfStoredEvents(org.id, stored);
   });
 
   it('catches up a log switched on after events were appended without it, a bounded page per append', async () => {
