@@ -267,9 +267,11 @@ export function tableRows(r: BenchResults): string[][] {
     }
     const bp = px.cpu.byPath;
     if (bp) {
-      const line = (c: typeof bp.direct, hop: string) => `caller ${ms(c.caller)}, upstream ${ms(c.upstream)}${hop ? `, ${hop} ${ms(c.hop)}` : ''}, Postgres ${ms(c.postgres)}; machine ${ms(c.machine)} (${Math.round(c.idleShare * 100)}% idle)`;
+      const line = (c: typeof bp.direct, hop: string) => `caller ${ms(c.caller)}, upstream ${ms(c.upstream)}${hop ? `, ${hop} ${ms(c.hop)}` : ''}, Postgres ${ms(c.postgres)}${c.redis !== undefined ? `, Redis ${ms(c.redis)}` : ''}; machine ${ms(c.machine)} (${Math.round(c.idleShare * 100)}% idle)`;
       rows.push(['proxy', 'CPU per call by process (user + system), 16-in-flight phases: proxied', line(bp.proxy, 'service'), '', '', '']);
       rows.push(['proxy', 'CPU per call by process, 16-in-flight phases: bare forwarder / direct', line(bp.forward, 'forwarder'), line(bp.direct, ''), '', '']);
+      const cb = px.cpu.cpuBoundRatio;
+      if (cb) rows.push(['proxy', 'calls/s ratio to direct if CPU alone limited it (direct\'s CPU per call over the path\'s, every process summed): proxy / bare forwarder', ratio(cb.proxy), `${ratio(cb.forward)} (bare forwarder)`, '', '']);
     } else rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
     const su = px.suspension;
     rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);

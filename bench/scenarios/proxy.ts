@@ -8,7 +8,8 @@ import { cpuSeconds, machineCpuSeconds } from '../lib/cpu.js';
 import { loadAverage } from '../lib/machine.js';
 import { startPgCpuMeter } from '../lib/pg-cpu.js';
 import pg from 'pg';
-import { createDatabase, createOrg, serviceEnv, type BenchDatabase } from '../lib/provision.js';
+import { createDatabase, createOrg, REDIS_URL, serviceEnv, type BenchDatabase } from '../lib/provision.js';
+import { nodeCounters } from '../lib/redis-stats.js';
 import { startServer } from '../lib/service.js';
 import { startWorker, type Worker } from '../lib/workers.js';
 
@@ -44,6 +45,8 @@ export interface PathCpu {
   /** The forwarder (bare path) or the service (proxy path); 0 direct. */
   hop: number;
   postgres: number;
+  /** The Redis server (shared with whatever else uses it on this machine; the service publishes each record and counts rates). */
+  redis: number;
   /** Every process on the machine (both cores, whatever else runs), busy ms per call. */
   machine: number;
   /** Share of the machine's CPU time that was idle during the phases (0..1). */
@@ -56,7 +59,16 @@ export interface ProxyBenchResult {
   latency: { directP50: number; directP99: number; proxyP50: number; proxyP99: number; addedP50: number; addedP99: number; calls: { direct: number; proxy: number }; forwardP50?: number; forwardP99?: number };
   throughput: { concurrency: number; directPerSecond: number; proxyPerSecond: number; ratio: number; errors: number; forwardPerSecond?: number; forwardRatio?: number };
   /** CPU ms per call (user + system, from /proc) in the throughput phases: the service's per proxied call, the upstream's per call. */
-  cpu: { serviceMsPerProxiedCall: number; upstreamMsPerCall: number; byPath?: { direct: PathCpu; forward: PathCpu; proxy: PathCpu } };
+  cpu: {
+    serviceMsPerProxiedCall: number;
+    upstreamMsPerCall: number;
+    byPath?: { direct: PathCpu; forward: PathCpu; proxy: PathCpu };
+    /**
+     * The ratio to direct each path would reach if CPU alone limited calls/s (the machine's cores all busy): direct's
+     * CPU per call (caller, upstream, Postgres, Redis) over the path's (the same plus its hop).
+     */
+    cpuBoundRatio?: { forward: number; proxy: number };
+  };
   /** The load average (1 min) at the start and end of the measured phases. */
   loadAverage?: { start: number; end: number };
   suspension: { samples: number; afterRequestP50: number; afterRequestMax: number; afterResponseP50: number; afterResponseMax: number };
@@ -114,7 +126,9 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       const commits: { p50: number; p99: number }[] = [];
       const lat = { direct: new Histogram(), forward: new Histogram(), proxy: new Histogram() };
       const tput = { direct: [] as number[], forward: [] as number[], proxy: [] as number[] };
-      const zero = () => ({ calls: 0, caller: 0, upstream: 0, hop: 0, postgres: 0, busy: 0, idle: 0 });
+      const zero = () => ({ calls: 0, caller: 0, upstream: 0, hop: 0, postgres: 0, redis: 0, busy: 0, idle: 0 });
+      const redisPort = Number(new URL(REDIS_URL).port || 6379);
+      const redisCpu = () => nodeCounters(redisPort).then((c) => c.cpu).catch(() => NaN);
       const cpu: Record<PathName, ReturnType<typeof zero>> = { direct: zero(), forward: zero(), proxy: zero() };
       let errors = 0;
       for (let round = 0; round < ROUNDS; round++) {
@@ -128,10 +142,12 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
         for (const name of PATHS) {
           const pid = hopPid[name];
           const pg = await startPgCpuMeter(db);
+          const redisBefore = await redisCpu();
           const before = { caller: cpuSeconds(caller.child.pid!), upstream: cpuSeconds(upstream.child.pid!), hop: pid ? cpuSeconds(pid) : 0, machine: machineCpuSeconds() };
           const d = await phase(caller, urls[name], org.key, THROUGHPUT_CONCURRENCY, THROUGHPUT_PHASE_MS);
           const after = { caller: cpuSeconds(caller.child.pid!), upstream: cpuSeconds(upstream.child.pid!), hop: pid ? cpuSeconds(pid) : 0, machine: machineCpuSeconds() };
           const c = cpu[name];
+          c.redis += (await redisCpu()) - redisBefore;
           c.postgres += await pg.stop();
           c.calls += d.calls;
           c.caller += after.caller - before.caller;
@@ -149,10 +165,13 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
         upstream: round2((c.upstream * 1000) / c.calls),
         hop: round2((c.hop * 1000) / c.calls),
         postgres: round2((c.postgres * 1000) / c.calls),
+        redis: round2((c.redis * 1000) / c.calls),
         machine: round2((c.busy * 1000) / c.calls),
         idleShare: round2(c.idle / (c.busy + c.idle)),
       });
       const byPath = { direct: perCall(cpu.direct), forward: perCall(cpu.forward), proxy: perCall(cpu.proxy) };
+      const cpuSum = (c: PathCpu) => c.caller + c.upstream + c.hop + c.postgres + (Number.isNaN(c.redis) ? 0 : c.redis);
+      const cpuBoundRatio = { forward: round2(cpuSum(byPath.direct) / cpuSum(byPath.forward)), proxy: round2(cpuSum(byPath.direct) / cpuSum(byPath.proxy)) };
       const directPerSecond = median(tput.direct);
       const forwardPerSecond = median(tput.forward);
       const proxyPerSecond = median(tput.proxy);
@@ -162,9 +181,10 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       const commit = { p50: median(commits.map((c) => c.p50)), p99: median(commits.map((c) => c.p99)) };
       ctx.log(`  latency p50 direct ${d.p50} ms, bare forwarder ${f.p50} ms, proxied ${p.p50} ms (a bare commit: ${commit.p50} ms)`);
       ctx.log(`  calls/s at ${THROUGHPUT_CONCURRENCY} in flight: direct ${directPerSecond.toFixed(0)}, bare forwarder ${forwardPerSecond.toFixed(0)} (${(forwardPerSecond / directPerSecond).toFixed(2)}x), proxied ${proxyPerSecond.toFixed(0)} (${(proxyPerSecond / directPerSecond).toFixed(2)}x); load ${load.start.toFixed(2)} -> ${load.end.toFixed(2)}`);
+      ctx.log(`  if CPU alone limited calls/s (CPU per call of caller, upstream, hop, Postgres, Redis summed): bare forwarder ${cpuBoundRatio.forward}x, proxy ${cpuBoundRatio.proxy}x of direct`);
       for (const name of PATHS) {
         const c = byPath[name];
-        ctx.log(`  CPU ms per call, ${name}: caller ${c.caller}, upstream ${c.upstream}, ${name === 'proxy' ? 'service' : name === 'forward' ? 'forwarder' : 'hop'} ${c.hop}, Postgres ${c.postgres}; machine ${c.machine} (idle ${Math.round(c.idleShare * 100)}%)`);
+        ctx.log(`  CPU ms per call, ${name}: caller ${c.caller}, upstream ${c.upstream}, ${name === 'proxy' ? 'service' : name === 'forward' ? 'forwarder' : 'hop'} ${c.hop}, Postgres ${c.postgres}, Redis ${c.redis}; machine ${c.machine} (idle ${Math.round(c.idleShare * 100)}%)`);
       }
 
       const b = await startServer('proxy-b', ctx.entry.args, { ...env, MIGRATE_ON_START: 'false' });
@@ -199,7 +219,7 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       return {
         commit,
         latency: { directP50: d.p50, directP99: d.p99, proxyP50: p.p50, proxyP99: p.p99, addedP50: round2(p.p50 - d.p50), addedP99: round2(p.p99 - d.p99), calls: { direct: d.count, proxy: p.count }, forwardP50: f.p50, forwardP99: f.p99 },
-        cpu: { serviceMsPerProxiedCall: byPath.proxy.hop, upstreamMsPerCall: byPath.direct.upstream, byPath },
+        cpu: { serviceMsPerProxiedCall: byPath.proxy.hop, upstreamMsPerCall: byPath.direct.upstream, byPath, cpuBoundRatio },
         throughput: { concurrency: THROUGHPUT_CONCURRENCY, directPerSecond: Math.round(directPerSecond), proxyPerSecond: Math.round(proxyPerSecond), ratio: round2(proxyPerSecond / directPerSecond), errors, forwardPerSecond: Math.round(forwardPerSecond), forwardRatio: round2(forwardPerSecond / directPerSecond) },
         loadAverage: load,
         suspension: { samples: afterRequest.length, afterRequestP50: median(afterRequest), afterRequestMax: Math.max(...afterRequest), afterResponseP50: median(afterResponse), afterResponseMax: Math.max(...afterResponse) },
