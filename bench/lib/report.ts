@@ -259,8 +259,20 @@ export function tableRows(r: BenchResults): string[][] {
     const l = px.latency;
     rows.push(['proxy', `tools/call p50 / p99, one at a time (${int(l.calls.proxy)} proxied calls)`, `${ms(l.proxyP50)} / ${ms(l.proxyP99)}`, `${ms(l.directP50)} / ${ms(l.directP99)} (direct)`, '', `added p50 <= 2 ms: ${verdict(t('proxy: added')!.pass)} (${ms(l.addedP50)}; p99 ${ms(l.addedP99)})`]);
     rows.push(['proxy', 'a bare one-row INSERT commit p50 / p99 (the floor of the added latency: a call\'s intent is one durable commit)', `${ms(px.commit.p50)} / ${ms(px.commit.p99)}`, '', '', '']);
-    rows.push(['proxy', `calls/s, ${px.throughput.concurrency} in flight (median of phases; ${px.throughput.errors} errors)`, int(px.throughput.proxyPerSecond), `${int(px.throughput.directPerSecond)} (direct)`, ratio(px.throughput.ratio), `>= 0.80x: ${verdict(t('proxy: calls')!.pass)}`]);
-    rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
+    if (l.forwardP50 !== undefined) rows.push(['proxy', 'tools/call p50 / p99 through a bare node:http forwarder, one at a time (the cost of any HTTP hop)', `${ms(l.forwardP50)} / ${ms(l.forwardP99!)}`, `${ms(l.directP50)} / ${ms(l.directP99)} (direct)`, '', '']);
+    const load = px.loadAverage ? ` (load ${px.loadAverage.start.toFixed(2)} -> ${px.loadAverage.end.toFixed(2)})` : '';
+    rows.push(['proxy', `calls/s, ${px.throughput.concurrency} in flight (median of phases; ${px.throughput.errors} errors)`, int(px.throughput.proxyPerSecond), `${int(px.throughput.directPerSecond)} (direct)`, ratio(px.throughput.ratio), `>= 0.80x: ${verdict(t('proxy: calls')!.pass)}${load}`]);
+    if (px.throughput.forwardPerSecond !== undefined) {
+      rows.push(['proxy', `calls/s, ${px.throughput.concurrency} in flight, through a bare node:http forwarder (no auth, recording or policy: the most any hop leaves)`, int(px.throughput.forwardPerSecond), `${int(px.throughput.directPerSecond)} (direct)`, ratio(px.throughput.forwardRatio!), `proxy / bare forwarder ${ratio(px.throughput.proxyPerSecond / px.throughput.forwardPerSecond)}`]);
+    }
+    const bp = px.cpu.byPath;
+    if (bp) {
+      const line = (c: typeof bp.direct, hop: string) => `caller ${ms(c.caller)}, upstream ${ms(c.upstream)}${hop ? `, ${hop} ${ms(c.hop)}` : ''}, Postgres ${ms(c.postgres)}${c.redis !== undefined ? `, Redis ${ms(c.redis)}` : ''}; machine ${ms(c.machine)} (${Math.round(c.idleShare * 100)}% idle)`;
+      rows.push(['proxy', 'CPU per call by process (user + system), 16-in-flight phases: proxied', line(bp.proxy, 'service'), '', '', '']);
+      rows.push(['proxy', 'CPU per call by process, 16-in-flight phases: bare forwarder / direct', line(bp.forward, 'forwarder'), line(bp.direct, ''), '', '']);
+      const cb = px.cpu.cpuBoundRatio;
+      if (cb) rows.push(['proxy', 'calls/s ratio to direct if CPU alone limited it (direct\'s CPU per call over the path\'s, every process summed): proxy / bare forwarder', ratio(cb.proxy), `${ratio(cb.forward)} (bare forwarder)`, '', '']);
+    } else rows.push(['proxy', 'CPU per call (user + system) during the 16-in-flight phases: the service per proxied call / the upstream per call', ms(px.cpu.serviceMsPerProxiedCall), `${ms(px.cpu.upstreamMsPerCall)} (upstream)`, '', '']);
     const su = px.suspension;
     rows.push(['proxy', `suspension through A to first refused call through B, from the suspend request / its response (${su.samples} samples): p50, max`, `${ms(su.afterRequestP50)}, ${ms(su.afterRequestMax)} / ${ms(su.afterResponseP50)}, ${ms(su.afterResponseMax)}`, '', '', '']);
   }

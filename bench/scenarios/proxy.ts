@@ -1,11 +1,15 @@
-// MCP proxy scenario: a trivial tool called directly and through the proxy in the same run (alternating phases), the
-// latency the proxy adds (one call at a time) and calls per second (16 in flight); then the time from a suspension
-// through instance A to the first refused call through instance B.
+// MCP proxy scenario: a trivial tool called directly, through a bare node:http forwarder (the cost of any HTTP hop on
+// this machine) and through the proxy in the same run (alternating phases): the latency each adds (one call at a time),
+// calls per second (16 in flight) and CPU per call of every process (caller, upstream, hop, Postgres); then the time
+// from a suspension through instance A to the first refused call through instance B.
 import type { RunContext } from '../lib/context.js';
 import { Histogram, type HistogramData } from '../lib/histogram.js';
-import { cpuSeconds } from '../lib/cpu.js';
+import { cpuSeconds, machineCpuSeconds } from '../lib/cpu.js';
+import { loadAverage } from '../lib/machine.js';
+import { startPgCpuMeter } from '../lib/pg-cpu.js';
 import pg from 'pg';
-import { createDatabase, createOrg, serviceEnv, type BenchDatabase } from '../lib/provision.js';
+import { createDatabase, createOrg, REDIS_URL, serviceEnv, type BenchDatabase } from '../lib/provision.js';
+import { nodeCounters } from '../lib/redis-stats.js';
 import { startServer } from '../lib/service.js';
 import { startWorker, type Worker } from '../lib/workers.js';
 
@@ -34,13 +38,39 @@ async function commitLatency(db: BenchDatabase, n = 200): Promise<{ p50: number;
   }
 }
 
+/** CPU ms per call (user + system, from /proc) of each process in one path's 16-in-flight phases, and the machine's. */
+export interface PathCpu {
+  caller: number;
+  upstream: number;
+  /** The forwarder (bare path) or the service (proxy path); 0 direct. */
+  hop: number;
+  postgres: number;
+  /** The Redis server (shared with whatever else uses it on this machine; the service publishes each record and counts rates). */
+  redis: number;
+  /** Every process on the machine (both cores, whatever else runs), busy ms per call. */
+  machine: number;
+  /** Share of the machine's CPU time that was idle during the phases (0..1). */
+  idleShare: number;
+}
+
 export interface ProxyBenchResult {
   /** One durable commit of a one-row INSERT on the same database, measured between the phases. */
   commit: { p50: number; p99: number };
-  latency: { directP50: number; directP99: number; proxyP50: number; proxyP99: number; addedP50: number; addedP99: number; calls: { direct: number; proxy: number } };
-  throughput: { concurrency: number; directPerSecond: number; proxyPerSecond: number; ratio: number; errors: number };
+  latency: { directP50: number; directP99: number; proxyP50: number; proxyP99: number; addedP50: number; addedP99: number; calls: { direct: number; proxy: number }; forwardP50?: number; forwardP99?: number };
+  throughput: { concurrency: number; directPerSecond: number; proxyPerSecond: number; ratio: number; errors: number; forwardPerSecond?: number; forwardRatio?: number };
   /** CPU ms per call (user + system, from /proc) in the throughput phases: the service's per proxied call, the upstream's per call. */
-  cpu: { serviceMsPerProxiedCall: number; upstreamMsPerCall: number };
+  cpu: {
+    serviceMsPerProxiedCall: number;
+    upstreamMsPerCall: number;
+    byPath?: { direct: PathCpu; forward: PathCpu; proxy: PathCpu };
+    /**
+     * The ratio to direct each path would reach if CPU alone limited calls/s (the machine's cores all busy): direct's
+     * CPU per call (caller, upstream, Postgres, Redis) over the path's (the same plus its hop).
+     */
+    cpuBoundRatio?: { forward: number; proxy: number };
+  };
+  /** The load average (1 min) at the start and end of the measured phases. */
+  loadAverage?: { start: number; end: number };
   suspension: { samples: number; afterRequestP50: number; afterRequestMax: number; afterResponseP50: number; afterResponseMax: number };
 }
 
@@ -61,12 +91,18 @@ async function phase(w: Worker, url: string, key: string, concurrency: number, d
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)];
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
+type PathName = 'direct' | 'forward' | 'proxy';
+const PATHS: PathName[] = ['direct', 'forward', 'proxy'];
+
 export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
   const db = await createDatabase();
   const upstream = startWorker('workloads/mcp-upstream.ts', {});
   const caller = startWorker('workloads/mcp-caller.ts', {});
+  let forwarder: Worker | null = null;
   try {
     const { url: upstreamUrl } = await upstream.next<{ type: 'ready'; url: string }>('ready');
+    forwarder = startWorker('workloads/bare-forwarder.ts', { upstreamUrl });
+    const { url: forwardUrl } = await forwarder.next<{ type: 'ready'; url: string }>('ready');
     await caller.next('ready');
     const env = serviceEnv(db, `${ctx.redisPrefix}proxy:`, ctx.adminToken, {
       PROXY_ALLOW_PRIVATE_UPSTREAMS: 'true',
@@ -81,43 +117,75 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       const put = await fetch(`${a.url}/api/v1/mcp/servers/bench`, { method: 'PUT', headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ url: upstreamUrl }) });
       if (put.status >= 300) throw new Error(`registering the upstream: ${put.status} ${await put.text()}`);
       const proxyUrl = `${a.url}/mcp/bench`;
-      // Warm both paths (connections, JIT, the organization's configuration).
-      await phase(caller, upstreamUrl, org.key, 4, 1000);
-      await phase(caller, proxyUrl, org.key, 4, 1000);
+      const urls: Record<PathName, string> = { direct: upstreamUrl, forward: forwardUrl, proxy: proxyUrl };
+      const hopPid: Record<PathName, number | null> = { direct: null, forward: forwarder.child.pid!, proxy: a.pid };
+      // Warm every path (connections, JIT, the organization's configuration).
+      for (const p of PATHS) await phase(caller, urls[p], org.key, 4, 1000);
 
+      const load = { start: loadAverage(), end: 0 };
       const commits: { p50: number; p99: number }[] = [];
-      const lat = { direct: new Histogram(), proxy: new Histogram() };
-      const tput = { direct: [] as number[], proxy: [] as number[] };
-      const cpu = { service: 0, proxiedCalls: 0, upstream: 0, directCalls: 0 };
+      const lat = { direct: new Histogram(), forward: new Histogram(), proxy: new Histogram() };
+      const tput = { direct: [] as number[], forward: [] as number[], proxy: [] as number[] };
+      const zero = () => ({ calls: 0, caller: 0, upstream: 0, hop: 0, postgres: 0, redis: 0, busy: 0, idle: 0 });
+      const redisPort = Number(new URL(REDIS_URL).port || 6379);
+      const redisCpu = () => nodeCounters(redisPort).then((c) => c.cpu).catch(() => NaN);
+      const cpu: Record<PathName, ReturnType<typeof zero>> = { direct: zero(), forward: zero(), proxy: zero() };
       let errors = 0;
       for (let round = 0; round < ROUNDS; round++) {
         ctx.log(`  round ${round + 1} of ${ROUNDS}: one call at a time, then ${THROUGHPUT_CONCURRENCY} in flight`);
-        for (const [name, url] of [['direct', upstreamUrl], ['proxy', proxyUrl]] as const) {
-          const d = await phase(caller, url, org.key, 1, LATENCY_PHASE_MS);
+        for (const name of PATHS) {
+          const d = await phase(caller, urls[name], org.key, 1, LATENCY_PHASE_MS);
           lat[name].merge(d.histogram);
           errors += d.errors;
         }
         commits.push(await commitLatency(db));
-        for (const [name, url] of [['direct', upstreamUrl], ['proxy', proxyUrl]] as const) {
-          const before = { service: cpuSeconds(a.pid), upstream: cpuSeconds(upstream.child.pid!) };
-          const d = await phase(caller, url, org.key, THROUGHPUT_CONCURRENCY, THROUGHPUT_PHASE_MS);
+        for (const name of PATHS) {
+          const pid = hopPid[name];
+          const pg = await startPgCpuMeter(db);
+          const redisBefore = await redisCpu();
+          const before = { caller: cpuSeconds(caller.child.pid!), upstream: cpuSeconds(upstream.child.pid!), hop: pid ? cpuSeconds(pid) : 0, machine: machineCpuSeconds() };
+          const d = await phase(caller, urls[name], org.key, THROUGHPUT_CONCURRENCY, THROUGHPUT_PHASE_MS);
+          const after = { caller: cpuSeconds(caller.child.pid!), upstream: cpuSeconds(upstream.child.pid!), hop: pid ? cpuSeconds(pid) : 0, machine: machineCpuSeconds() };
+          const c = cpu[name];
+          c.redis += (await redisCpu()) - redisBefore;
+          c.postgres += await pg.stop();
+          c.calls += d.calls;
+          c.caller += after.caller - before.caller;
+          c.upstream += after.upstream - before.upstream;
+          c.hop += after.hop - before.hop;
+          c.busy += after.machine.busy - before.machine.busy;
+          c.idle += after.machine.idle - before.machine.idle;
           tput[name].push(d.calls / d.seconds);
           errors += d.errors;
-          if (name === 'proxy') {
-            cpu.service += cpuSeconds(a.pid) - before.service;
-            cpu.proxiedCalls += d.calls;
-          } else {
-            cpu.upstream += cpuSeconds(upstream.child.pid!) - before.upstream;
-            cpu.directCalls += d.calls;
-          }
         }
       }
+      load.end = loadAverage();
+      const perCall = (c: ReturnType<typeof zero>): PathCpu => ({
+        caller: round2((c.caller * 1000) / c.calls),
+        upstream: round2((c.upstream * 1000) / c.calls),
+        hop: round2((c.hop * 1000) / c.calls),
+        postgres: round2((c.postgres * 1000) / c.calls),
+        redis: round2((c.redis * 1000) / c.calls),
+        machine: round2((c.busy * 1000) / c.calls),
+        idleShare: round2(c.idle / (c.busy + c.idle)),
+      });
+      const byPath = { direct: perCall(cpu.direct), forward: perCall(cpu.forward), proxy: perCall(cpu.proxy) };
+      const cpuSum = (c: PathCpu) => c.caller + c.upstream + c.hop + c.postgres + (Number.isNaN(c.redis) ? 0 : c.redis);
+      const cpuBoundRatio = { forward: round2(cpuSum(byPath.direct) / cpuSum(byPath.forward)), proxy: round2(cpuSum(byPath.direct) / cpuSum(byPath.proxy)) };
       const directPerSecond = median(tput.direct);
+      const forwardPerSecond = median(tput.forward);
       const proxyPerSecond = median(tput.proxy);
       const d = lat.direct.summary();
+      const f = lat.forward.summary();
       const p = lat.proxy.summary();
       const commit = { p50: median(commits.map((c) => c.p50)), p99: median(commits.map((c) => c.p99)) };
-      ctx.log(`  latency p50 direct ${d.p50} ms, proxied ${p.p50} ms (a bare commit: ${commit.p50} ms); calls/s direct ${directPerSecond.toFixed(0)}, proxied ${proxyPerSecond.toFixed(0)}`);
+      ctx.log(`  latency p50 direct ${d.p50} ms, bare forwarder ${f.p50} ms, proxied ${p.p50} ms (a bare commit: ${commit.p50} ms)`);
+      ctx.log(`  calls/s at ${THROUGHPUT_CONCURRENCY} in flight: direct ${directPerSecond.toFixed(0)}, bare forwarder ${forwardPerSecond.toFixed(0)} (${(forwardPerSecond / directPerSecond).toFixed(2)}x), proxied ${proxyPerSecond.toFixed(0)} (${(proxyPerSecond / directPerSecond).toFixed(2)}x); load ${load.start.toFixed(2)} -> ${load.end.toFixed(2)}`);
+      ctx.log(`  if CPU alone limited calls/s (CPU per call of caller, upstream, hop, Postgres, Redis summed): bare forwarder ${cpuBoundRatio.forward}x, proxy ${cpuBoundRatio.proxy}x of direct`);
+      for (const name of PATHS) {
+        const c = byPath[name];
+        ctx.log(`  CPU ms per call, ${name}: caller ${c.caller}, upstream ${c.upstream}, ${name === 'proxy' ? 'service' : name === 'forward' ? 'forwarder' : 'hop'} ${c.hop}, Postgres ${c.postgres}, Redis ${c.redis}; machine ${c.machine} (idle ${Math.round(c.idleShare * 100)}%)`);
+      }
 
       const b = await startServer('proxy-b', ctx.entry.args, { ...env, MIGRATE_ON_START: 'false' });
       const suspender = startWorker('workloads/mcp-suspender.ts', {});
@@ -150,9 +218,10 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
       }
       return {
         commit,
-        latency: { directP50: d.p50, directP99: d.p99, proxyP50: p.p50, proxyP99: p.p99, addedP50: round2(p.p50 - d.p50), addedP99: round2(p.p99 - d.p99), calls: { direct: d.count, proxy: p.count } },
-        cpu: { serviceMsPerProxiedCall: round2((cpu.service * 1000) / cpu.proxiedCalls), upstreamMsPerCall: round2((cpu.upstream * 1000) / cpu.directCalls) },
-        throughput: { concurrency: THROUGHPUT_CONCURRENCY, directPerSecond: Math.round(directPerSecond), proxyPerSecond: Math.round(proxyPerSecond), ratio: round2(proxyPerSecond / directPerSecond), errors },
+        latency: { directP50: d.p50, directP99: d.p99, proxyP50: p.p50, proxyP99: p.p99, addedP50: round2(p.p50 - d.p50), addedP99: round2(p.p99 - d.p99), calls: { direct: d.count, proxy: p.count }, forwardP50: f.p50, forwardP99: f.p99 },
+        cpu: { serviceMsPerProxiedCall: byPath.proxy.hop, upstreamMsPerCall: byPath.direct.upstream, byPath, cpuBoundRatio },
+        throughput: { concurrency: THROUGHPUT_CONCURRENCY, directPerSecond: Math.round(directPerSecond), proxyPerSecond: Math.round(proxyPerSecond), ratio: round2(proxyPerSecond / directPerSecond), errors, forwardPerSecond: Math.round(forwardPerSecond), forwardRatio: round2(forwardPerSecond / directPerSecond) },
+        loadAverage: load,
         suspension: { samples: afterRequest.length, afterRequestP50: median(afterRequest), afterRequestMax: Math.max(...afterRequest), afterResponseP50: median(afterResponse), afterResponseMax: Math.max(...afterResponse) },
       };
     } finally {
@@ -160,6 +229,7 @@ export async function runProxy(ctx: RunContext): Promise<ProxyBenchResult> {
     }
   } finally {
     await caller.stop();
+    await forwarder?.stop();
     await upstream.stop();
     await db.drop();
   }

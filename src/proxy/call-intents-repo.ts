@@ -43,11 +43,19 @@ export interface LeftIntent {
   facts: CallFacts;
 }
 
-/** Intents past their sweep time, oldest first. */
+/** Intents past their sweep time, oldest first (of organizations that still exist: intents hold no foreign key). */
 export async function leftIntents(db: Queryable, limit: number): Promise<LeftIntent[]> {
   const r = await db.query<{ call_id: string; org_id: string; event: CallFacts | string }>(
-    'SELECT call_id, org_id, event FROM proxy_call_intents WHERE sweep_after < now() ORDER BY sweep_after LIMIT $1',
+    `SELECT i.call_id, i.org_id, i.event FROM proxy_call_intents i
+     WHERE i.sweep_after < now() AND EXISTS (SELECT 1 FROM organizations o WHERE o.id = i.org_id)
+     ORDER BY i.sweep_after LIMIT $1`,
     [limit],
   );
   return r.rows.map((row) => ({ callId: row.call_id, orgId: row.org_id, facts: typeof row.event === 'string' ? (JSON.parse(row.event) as CallFacts) : row.event }));
+}
+
+/** Deletes intents past their sweep time whose organization is gone (nothing is left to record them in). */
+export async function deleteOrphanIntents(db: Queryable): Promise<number> {
+  const r = await db.query('DELETE FROM proxy_call_intents i WHERE i.sweep_after < now() AND NOT EXISTS (SELECT 1 FROM organizations o WHERE o.id = i.org_id)');
+  return r.rowCount;
 }

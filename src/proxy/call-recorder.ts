@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { NewAuditEvent } from '../audit/audit-types.js';
 import type { Db } from '../db/db.js';
 import { createJobLease } from '../retention/job-lease.js';
-import { deleteIntents, leftIntents, writeIntentsUnlessSuspended, type IntentToWrite } from './call-intents-repo.js';
+import { deleteIntents, deleteOrphanIntents, leftIntents, writeIntentsUnlessSuspended, type IntentToWrite } from './call-intents-repo.js';
 import { createBatcher } from './batcher.js';
 import { toolCallEvent, type CallCompletion, type CallFacts } from './call-record.js';
 
@@ -157,6 +157,7 @@ export function createCallRecorder(deps: CallRecorderDeps) {
     if (!(await lease.acquire())) return 0;
     let done = 0;
     try {
+      await deleteOrphanIntents(deps.db);
       for (;;) {
         const left = await leftIntents(deps.db, deps.sweepBatch ?? 200);
         if (left.length === 0) break;

@@ -106,8 +106,21 @@ export async function relay(client: UpstreamClient, r: RelayRequest): Promise<Re
         if (drainTimer) clearTimeout(drainTimer);
         resolve();
       };
+      // What the upstream sent in one read (a chunk and, often, its body's end) leaves in one write: the socket is
+      // corked on a chunk and uncorked once this turn of the event loop is over (end() flushes at once); nothing is
+      // held longer, so SSE events still reach the client as they come.
+      let corked = false;
+      const uncork = () => {
+        corked = false;
+        r.res.uncork();
+      };
       head.on('data', (chunk: Buffer) => {
         watcher?.push(chunk);
+        if (!corked) {
+          corked = true;
+          r.res.cork();
+          setImmediate(uncork);
+        }
         if (!r.res.write(chunk)) {
           head.pause();
           drainTimer = setTimeout(() => {
