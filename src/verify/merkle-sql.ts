@@ -1,19 +1,21 @@
 // The verifiable log's SQL: its size, its tiles (read, and grown at their ends in the append transaction: full ones packed
-// to fill pages, partial ones apart), its signed checkpoints and published verifier keys.
+// to fill pages, partial ones as the parts appends added), its signed checkpoints and published verifier keys.
 import type { Queryable } from '../db/db.js';
 import { HASH_SIZE } from './tree.js';
 import { TILE_WIDTH, type TileRef } from './tiles.js';
 
 export const tileKey = (t: TileRef) => `${t.level}/${t.index}`;
 
-/** The stored tiles among `tiles` (missing ones absent), keyed by tileKey: full ones and partial ones alike. */
+/** The stored tiles among `tiles` (missing ones absent), keyed by tileKey: full ones, and partial ones from their parts. */
 export async function readTiles(db: Queryable, orgId: string, tiles: readonly TileRef[]): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   if (tiles.length === 0) return out;
   const r = await db.query<{ level: number; idx: number | string; hashes: Buffer | Uint8Array }>(
-    `SELECT t.level, t.idx, t.hashes FROM merkle_tile_hashes t
-     JOIN unnest($2::smallint[], $3::bigint[]) AS w(level, idx) ON t.level = w.level AND t.idx = w.idx
-     WHERE t.org_id = $1`,
+    `WITH w AS (SELECT * FROM unnest($2::smallint[], $3::bigint[]) AS w(level, idx))
+     SELECT t.level, t.idx, t.head || t.tail AS hashes FROM merkle_tiles t JOIN w ON t.level = w.level AND t.idx = w.idx WHERE t.org_id = $1
+     UNION ALL
+     SELECT p.level, p.idx, string_agg(p.hashes, ''::bytea ORDER BY p.width) FROM merkle_tile_parts p JOIN w ON p.level = w.level AND p.idx = w.idx
+     WHERE p.org_id = $1 GROUP BY p.level, p.idx`,
     [orgId, tiles.map((t) => t.level), tiles.map((t) => t.index)],
   );
   for (const row of r.rows) out.set(tileKey({ level: Number(row.level), index: Number(row.idx) }), Buffer.from(row.hashes));
@@ -30,16 +32,16 @@ export interface TileGrowth {
 
 /**
  * A full tile is stored as its first FULL_TILE_HEAD bytes out of line (exactly four TOAST chunks of 1,996 bytes: one
- * page) and its last 208 bytes in its row (migration 051); a partial one whole, in merkle_partial_tiles.
+ * page) and its last 208 bytes in its row (migration 051); a partial one as the parts each append added.
  */
 export const FULL_TILE_HEAD = 4 * 1996;
 const FULL_TILE_BYTES = TILE_WIDTH * HASH_SIZE;
 
 /**
  * In one statement: moves the log's size from `from` to `to` and grows its tiles, only when its size is `from` (an
- * organization without a log row starts at 0). A growth that fills its tile writes the full tile (and removes the
- * partial one it continues); another inserts or extends the partial tile. Returns whether the size moved, and how
- * many growths were written (each only onto a tile of exactly `at` hashes).
+ * organization without a log row starts at 0). A growth that fills its tile writes the full tile (its parts before,
+ * then its new hashes) and removes those parts; another adds a part. Returns whether the size moved, and how many
+ * growths were written: each only onto a tile of exactly `at` hashes (not full; its last part ends there, none after).
  */
 export async function growLog(tx: Queryable, orgId: string, from: number, to: number, growths: readonly TileGrowth[]): Promise<{ moved: boolean; tiles: number }> {
   const r = await tx.query<{ moved: number; tiles: number }>(
@@ -51,31 +53,26 @@ export async function growLog(tx: Queryable, orgId: string, from: number, to: nu
      ), m AS (
        SELECT 1 AS ok FROM u UNION ALL SELECT 1 FROM i
      ), x AS (
-       SELECT level, idx, at, h, at * ${HASH_SIZE} + octet_length(h) = ${FULL_TILE_BYTES} AS fills
+       SELECT g.level, g.idx, g.at, h, g.at + octet_length(h) / ${HASH_SIZE} AS width, g.at * ${HASH_SIZE} + octet_length(h) = ${FULL_TILE_BYTES} AS fills
        FROM unnest($4::smallint[], $5::bigint[], $6::int[], $7::text[]) AS g(level, idx, at, hex), decode(g.hex, 'hex') AS h
        WHERE EXISTS (SELECT 1 FROM m)
-     ), p AS (
-       SELECT x.level, x.idx, x.fills, q.hashes || x.h AS hashes FROM x
-       JOIN merkle_partial_tiles q ON q.org_id = $1 AND q.level = x.level AND q.idx = x.idx AND octet_length(q.hashes) = x.at * ${HASH_SIZE}
-       WHERE x.at > 0
+         AND (g.at = 0 OR EXISTS (SELECT 1 FROM merkle_tile_parts p WHERE p.org_id = $1 AND p.level = g.level AND p.idx = g.idx AND p.width = g.at))
+         AND NOT EXISTS (SELECT 1 FROM merkle_tile_parts p WHERE p.org_id = $1 AND p.level = g.level AND p.idx = g.idx AND p.width > g.at)
+         AND NOT EXISTS (SELECT 1 FROM merkle_tiles t WHERE t.org_id = $1 AND t.level = g.level AND t.idx = g.idx)
      ), f AS (
-       SELECT level, idx, h AS hashes FROM x WHERE at = 0 AND fills
-         AND NOT EXISTS (SELECT 1 FROM merkle_partial_tiles q WHERE q.org_id = $1 AND q.level = x.level AND q.idx = x.idx)
-       UNION ALL SELECT level, idx, hashes FROM p WHERE fills
+       SELECT x.level, x.idx, x.at, coalesce((SELECT string_agg(p.hashes, ''::bytea ORDER BY p.width) FROM merkle_tile_parts p WHERE p.org_id = $1 AND p.level = x.level AND p.idx = x.idx), ''::bytea) || x.h AS hashes
+       FROM x WHERE x.fills
      ), fi AS (
        INSERT INTO merkle_tiles (org_id, level, idx, head, tail)
        SELECT $1, level, idx, substring(hashes FROM 1 FOR ${FULL_TILE_HEAD}), substring(hashes FROM ${FULL_TILE_HEAD + 1}) FROM f
+       WHERE octet_length(hashes) = ${FULL_TILE_BYTES}
        RETURNING 1
      ), pd AS (
-       DELETE FROM merkle_partial_tiles q USING p WHERE p.fills AND q.org_id = $1 AND q.level = p.level AND q.idx = p.idx RETURNING 1
-     ), pu AS (
-       UPDATE merkle_partial_tiles q SET hashes = p.hashes FROM p WHERE NOT p.fills AND q.org_id = $1 AND q.level = p.level AND q.idx = p.idx RETURNING 1
+       DELETE FROM merkle_tile_parts p USING f WHERE f.at > 0 AND p.org_id = $1 AND p.level = f.level AND p.idx = f.idx RETURNING 1
      ), pi AS (
-       INSERT INTO merkle_partial_tiles (org_id, level, idx, hashes) SELECT $1, level, idx, h FROM x WHERE at = 0 AND NOT fills RETURNING 1
+       INSERT INTO merkle_tile_parts (org_id, level, idx, width, hashes) SELECT $1, level, idx, width, h FROM x WHERE NOT fills RETURNING 1
      )
-     SELECT (SELECT count(*) FROM m)::int AS moved,
-       CASE WHEN (SELECT count(*) FROM pd) = (SELECT count(*) FROM p WHERE fills)
-         THEN ((SELECT count(*) FROM fi) + (SELECT count(*) FROM pu) + (SELECT count(*) FROM pi))::int ELSE -1 END AS tiles`,
+     SELECT (SELECT count(*) FROM m)::int AS moved, ((SELECT count(*) FROM fi) + (SELECT count(*) FROM pi))::int AS tiles`,
     [orgId, from, to, growths.map((g) => g.level), growths.map((g) => g.index), growths.map((g) => g.at), growths.map((g) => g.hashes.toString('hex'))],
   );
   return { moved: Number(r.rows[0].moved) > 0, tiles: Number(r.rows[0].tiles) };
