@@ -95,7 +95,7 @@ async function bigLog(db: Db, orgId: string, size: number): Promise<void> {
       [orgId, level, n, full.toString('hex')],
     );
     if (n % 256 > 0) {
-      await db.query('INSERT INTO merkle_tile_parts (org_id, level, idx, width, hashes) VALUES ($1, $2, $3, $4, substring(decode($5, \'hex\') FROM 1 FOR $4::int * 32))', [orgId, level, Math.floor(n / 256), n % 256, full.toString('hex')]);
+      await db.query('INSERT INTO merkle_tile_parts (org_id, level, idx, width, hashes) VALUES ($1, $2, $3, $4, decode($5, \'hex\'))', [orgId, level, Math.floor(n / 256), n % 256, full.subarray(0, (n % 256) * 32).toString('hex')]);
     }
     entry = perfectRoot(Array.from({ length: 256 }, (_, i) => full.subarray(i * 32, (i + 1) * 32)));
   }
