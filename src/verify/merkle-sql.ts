@@ -154,7 +154,7 @@ export async function verifierKeys(db: Queryable): Promise<{ verifierKey: string
  * After retention removed every event below seq `removedBelow`: removes the leaf tiles (level 0) all of whose events
  * are gone, except those a consistency proof from a checkpoint needs (the tile holding a checkpoint's right edge). The
  * tiles above level 0 stay: with them, proofs of kept events and between checkpoints stay whole. Returns how many.
- * (A partial tile holds the log's last leaves, never all removed: only full tiles are removed.)
+ * Only full tiles go: a partial one is the log's last tile, never below the cut (idx < floor((removedBelow - 1) / 256)).
  */
 export async function pruneLeafTiles(db: Queryable, orgId: string, removedBelow: number): Promise<number> {
   const r = await db.query(
