@@ -25,7 +25,7 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
     for (const size of [1, 255, 256, 257, 511, 512, n]) {
       if (size <= n) expect((await storedRoot(app.ctx.db, orgId, size)).toString('hex')).toBe(rootAt(size, mem).toString('hex'));
     }
-    const widths = await app.ctx.db.query<{ level: number; idx: string; w: number }>('SELECT level, idx, octet_length(hashes) / 32 AS w FROM merkle_tiles WHERE org_id = $1 ORDER BY level, idx', [orgId]);
+    const widths = await app.ctx.db.query<{ level: number; idx: string; w: number }>('SELECT level, idx, octet_length(hashes) / 32 AS w FROM merkle_tile_hashes WHERE org_id = $1 ORDER BY level, idx', [orgId]);
     const expected = [];
     for (let level = 0, count = n; count > 0; level++, count = Math.floor(count / 256)) {
       for (let t = 0; t * 256 < count; t++) expected.push({ level, idx: t, w: Math.min(256, count - t * 256) });

@@ -37,7 +37,7 @@ describe.each(backendNames)('retention keeps the log\'s proofs whole (%s)', (bac
     const kept = await app.ctx.db.query<{ lo: string; n: number }>('SELECT min(seq) AS lo, count(*)::int AS n FROM audit_events WHERE org_id = $1', [org.id]);
     expect({ lo: Number(kept.rows[0].lo), n: kept.rows[0].n }).toEqual({ lo: 1001, n: 100 });
     // Leaf tiles 0 and 2 held only removed events; tile 1 holds checkpoint 300's edge; tile 3 holds kept events.
-    const leafTiles = await app.ctx.db.query<{ idx: string }>('SELECT idx FROM merkle_tiles WHERE org_id = $1 AND level = 0 ORDER BY idx', [org.id]);
+    const leafTiles = await app.ctx.db.query<{ idx: string }>('SELECT idx FROM merkle_tile_hashes WHERE org_id = $1 AND level = 0 ORDER BY idx', [org.id]);
     expect(leafTiles.rows.map((r) => Number(r.idx))).toEqual([1, 3, 4]);
 
     const key = parseVerifierKey(app.ctx.verifiableLog.verifierKey!);
