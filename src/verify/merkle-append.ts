@@ -2,19 +2,43 @@
 // hashes of the new records are added to the organization's tree, growing its tiles; a log left behind (events
 // appended while MERKLE_LOG was off, or before the log existed) is caught up first, a bounded page per append.
 import type { Logger } from 'pino';
+import { createHash, type Hash } from 'node:crypto';
 import type { Queryable } from '../db/db.js';
 import { toAuditEventRow, type AuditEventDbRow } from '../audit/audit-repo.js';
 import { readBytePage } from '../audit/byte-pages.js';
-import type { EventRow } from '../audit/event-log/row-sink.js';
+import { canonicalJson } from '../audit/event-log/canonical-json.js';
+import type { NewAuditEvent } from '../audit/audit-types.js';
 import { canonicalBytes, type CanonicalRecord } from '../audit/event-log/canonical-record.js';
 import { createLogRow, growLog, logSize, readTiles, tileKey, type TileGrowth } from './merkle-sql.js';
 import { HASH_SIZE, leafHash } from './tree.js';
-import type { LeafHasher } from './leaf-hashing.js';
 import { perfectRoot, TILE_WIDTH, type TileRef } from './tiles.js';
 
 /** The leaf hash of a record: SHA-256(0x00 || its RFC 8785 bytes). */
 export function recordLeafHash(record: CanonicalRecord): Buffer {
   return leafHash(canonicalBytes(record));
+}
+
+/**
+ * A record's leaf hash in two parts. The RFC 8785 keys sort as action, latencyMs, metadata, occurredAt, receivedAt,
+ * seq, serverId, ...: everything before receivedAt (metadata, the costly part) is written and hashed before the seq
+ * lock, from the event; under it, the hash state is copied and finished with receivedAt, seq and the fields after them.
+ */
+interface LeafText {
+  state: Hash;
+  suffix: string;
+}
+
+const text = (v: string | number | null): string => (v === null ? 'null' : JSON.stringify(v));
+
+function leafText(e: NewAuditEvent): LeafText {
+  return {
+    state: createHash('sha256').update(`\u0000{"action":${text(e.action ?? null)},"latencyMs":${text(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${text(e.occurredAt.toISOString())},"receivedAt":`),
+    suffix: `"serverId":${text(e.serverId ?? null)},"sessionId":${text(e.sessionId ?? null)},"source":${text(e.source)},"toolName":${text(e.toolName ?? null)},"type":${text(e.type)}}`,
+  };
+}
+
+function finishLeaf(t: LeafText, record: CanonicalRecord): Buffer {
+  return t.state.copy().update(`${JSON.stringify(record.receivedAt)},"seq":${record.seq},${t.suffix}`).digest();
 }
 
 /** The tiles written and read when `count` hashes join a tree of `size` leaves: per level, the run of new entries. */
@@ -75,25 +99,25 @@ export async function addLeaves(tx: Queryable, orgId: string, size: number, leav
 
 export interface MerkleStepDeps {
   logger: Logger;
-  /** Most stored events one append adds to a log that is behind, beyond its own (MERKLE_CATCHUP_EVENTS). */
+  /** Most stored events one append adds to a log that is behind (MERKLE_CATCHUP_EVENTS). */
   catchupEvents: number;
   /** Most bytes of stored events one append reads to catch a log up (READ_PAGE_MAX_BYTES). */
   catchupMaxBytes: number;
-  /** Hashes the appended rows' leaves off the main thread. */
-  hasher: LeafHasher;
 }
 
 /** The step the event log runs inside each append transaction, after its rows: the records' leaves join the tree. */
 export interface MerkleStep {
+  /** Before the seq lock: hashes what of each event's leaf does not depend on its seq (kept for the event object). */
+  prepare(events: readonly NewAuditEvent[]): void;
   /**
-   * `rows` are the append's, in seq order, following `lastSeq` (the organization's last seq before it); `contexts` the
-   * shared contexts they name. Their leaves are hashed from what the rows store.
+   * `records` are the append's, in seq order, following `lastSeq` (the organization's last seq before it); `events[i]`
+   * is the event records[i] was made from (a prepared one finishes its hash; another is hashed whole).
    */
-  appended(tx: Queryable, orgId: string, lastSeq: number, rows: readonly EventRow[], contexts: ReadonlyMap<number, Record<string, unknown>>): Promise<void>;
-  close(): Promise<void>;
+  appended(tx: Queryable, orgId: string, lastSeq: number, records: readonly CanonicalRecord[], events?: readonly NewAuditEvent[]): Promise<void>;
 }
 
 export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
+  const prepared = new WeakMap<NewAuditEvent, LeafText>();
   /**
    * Adds stored events after the log's size, one bounded page of MERKLE_CATCHUP_EVENTS more than the append adds (so a
    * log behind gains on any steady load), at most READ_PAGE_MAX_BYTES; returns the log's size after.
@@ -116,9 +140,15 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
   }
 
   return {
-    async appended(tx, orgId, lastSeq, rows, contexts) {
-      if (rows.length === 0) return;
-      const leaves = await deps.hasher.leaves(rows, contexts);
+    prepare(events) {
+      for (const e of events) prepared.set(e, leafText(e));
+    },
+    async appended(tx, orgId, lastSeq, records, events) {
+      if (records.length === 0) return;
+      const leaves = records.map((r, i) => {
+        const p = events && prepared.get(events[i]);
+        return p ? finishLeaf(p, r) : recordLeafHash(r);
+      });
       if (await addLeaves(tx, orgId, lastSeq, leaves)) return;
       let size = await logSize(tx, orgId);
       if (size === null) {
@@ -126,11 +156,10 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
         size = 0;
       }
       if (size > lastSeq) throw new MerkleLogMismatch(`the organization's log holds ${size} leaves but its last seq is ${lastSeq}: events were removed outside the service`);
-      const caught = await catchUp(tx, orgId, size, lastSeq, rows.length);
+      const caught = await catchUp(tx, orgId, size, lastSeq, records.length);
       // Still behind: these leaves wait for a later append to reach them.
       if (caught < lastSeq) return;
       if (!(await addLeaves(tx, orgId, lastSeq, leaves))) throw new MerkleLogMismatch('the organization\'s log changed during an append');
     },
-    close: () => deps.hasher.close(),
   };
 }

@@ -7,7 +7,6 @@ import type { Db } from '../db/db.js';
 import type { OrgReadSlots } from '../db/org-read-slots.js';
 import { createCheckpointer, type Checkpointer } from './checkpointer.js';
 import { registerLogRoutes } from './log-routes.js';
-import { createLeafHasher } from './leaf-hashing.js';
 import { createMerkleStep, type MerkleStep } from './merkle-append.js';
 import { publishVerifierKey, type StoredCheckpoint, verifierKeys } from './merkle-sql.js';
 import { parseVerifierKey } from './signed-note.js';
@@ -34,7 +33,7 @@ export async function createVerifiableLog(deps: { config: Config; db: Db; logger
   const key = config.MERKLE_LOG ? await loadSigningKey({ file: config.SIGNING_KEY_FILE, dataDir: config.DATA_DIR, embedded: db.kind === 'pglite', name: config.PUBLIC_HOST }) : null;
   if (key) await publishVerifierKey(db, key.signer.verifier.text);
   else if (config.MERKLE_LOG) logger.warn('no SIGNING_KEY_FILE: the verifiable log keeps its hashes but issues no checkpoints');
-  const step = config.MERKLE_LOG ? createMerkleStep({ logger, catchupEvents: config.MERKLE_CATCHUP_EVENTS, catchupMaxBytes: config.READ_PAGE_MAX_BYTES, hasher: createLeafHasher() }) : null;
+  const step = config.MERKLE_LOG ? createMerkleStep({ logger, catchupEvents: config.MERKLE_CATCHUP_EVENTS, catchupMaxBytes: config.READ_PAGE_MAX_BYTES }) : null;
   const checkpointer = key
     ? createCheckpointer({
         db,
@@ -63,7 +62,6 @@ export async function createVerifiableLog(deps: { config: Config; db: Db; logger
     start: () => checkpointer?.start(),
     close: async () => {
       await checkpointer?.stop();
-      await step?.close();
     },
   };
 }

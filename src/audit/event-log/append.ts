@@ -130,16 +130,6 @@ function mergeUpserts(into: Map<string, SessionUpsert>, upserts: readonly Sessio
   }
 }
 
-/** What one append wrote: each request's outcome, the stream batch, and the rows with the shared contexts they name. */
-export interface LockedAppend {
-  outcomes: JobOutcome<Appended>[];
-  batch: PublishedBatch | null;
-  /** The rows written, in seq order. */
-  rows: EventRow[];
-  /** The shared context of each context id the rows name. */
-  contexts: Map<number, Record<string, unknown>>;
-}
-
 /**
  * Appends `requests` (arrival order) for `orgId` in `tx`, whose org seq lock is held and whose last seq is `lastSeq`.
  * Each request is answered exactly as if they had run one after another: an identity stored earlier (in the store or by
@@ -159,7 +149,7 @@ export async function appendLocked(
   sink: RowSink,
   receivedAt: Date,
   assumeNew = false,
-): Promise<LockedAppend> {
+): Promise<{ outcomes: JobOutcome<Appended>[]; batch: PublishedBatch | null }> {
   const claims = requests.flatMap((r) => (r.idempotency ? [r.idempotency.key] : []));
   const prior: Map<string, StoredOutcome> = claims.length ? await priorOutcomes(tx, orgId, claims) : new Map();
   const digests: string[] = [];
@@ -258,12 +248,7 @@ export async function appendLocked(
     await recordBookkeeping(tx, orgId, seq, [...servers].sort(), [...upserts.values()], [...contexts.values()]);
   }
   await saveOutcomes(tx, orgId, toSave);
-  return {
-    outcomes,
-    batch: rows.length ? { orgId, firstSeq: lastSeq + 1, lastSeq: seq, events: streamed } : null,
-    rows,
-    contexts: new Map([...contexts.values()].map((c) => [c.id, c.context])),
-  };
+  return { outcomes, batch: rows.length ? { orgId, firstSeq: lastSeq + 1, lastSeq: seq, events: streamed } : null };
 }
 
 /**

@@ -58,10 +58,7 @@ function sortedCopy(v: unknown): unknown {
   }
   if (!changed) return v;
   const out: Record<string, unknown> = {};
-  for (let i = 0; i < keys.length; i++) {
-    if (keys[i] === '__proto__') setOwn(out, keys[i], values[i]);
-    else out[keys[i]] = values[i];
-  }
+  for (let i = 0; i < keys.length; i++) setOwn(out, keys[i], values[i]);
   return out;
 }
 

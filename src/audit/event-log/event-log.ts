@@ -9,7 +9,7 @@ import { RateLimited, Unavailable } from '../../shared/domain-errors.js';
 import { createKeyedBatcher, type JobOutcome } from '../../shared/keyed-batcher.js';
 import type { NewAuditEvent, PublishedBatch } from '../audit-types.js';
 import type { IdempotencyClaim } from '../ingest-requests-repo.js';
-import { appendLocked, isDuplicateIdentity, prepareRequest, type Appended, type LockedAppend, type PreparedRequest } from './append.js';
+import { appendLocked, isDuplicateIdentity, prepareRequest, type Appended, type PreparedRequest } from './append.js';
 import { copySink } from './copy-sink.js';
 import { insertSink } from './insert-sink.js';
 import { lockOrgSeq } from './log-sql.js';
@@ -71,9 +71,12 @@ export function createEventLog(deps: EventLogDeps): EventLog {
   const listeners: AfterCommitListener[] = [];
 
   /** appendLocked, then the verifiable log's step over what it appended, in the same transaction. */
-  async function appendLogged(tx: Transaction, orgId: string, lastSeq: number, requests: readonly PreparedRequest[], assumeNew = false): Promise<LockedAppend> {
+  async function appendLogged(tx: Transaction, orgId: string, lastSeq: number, requests: readonly PreparedRequest[], assumeNew = false): Promise<Awaited<ReturnType<typeof appendLocked>>> {
     const out = await appendLocked(tx, orgId, lastSeq, requests, sink, new Date(), assumeNew);
-    if (deps.merkle && out.rows.length) await deps.merkle.appended(tx, orgId, lastSeq, out.rows, out.contexts);
+    if (deps.merkle && out.batch) {
+      const done = out.outcomes.flatMap((o) => (o.ok ? [o.value] : []));
+      await deps.merkle.appended(tx, orgId, lastSeq, done.flatMap((a) => a.records), done.flatMap((a) => a.stored));
+    }
     return out;
   }
   const batcher = createKeyedBatcher<PreparedRequest, Appended>({
@@ -104,7 +107,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
    * is appended again alone, so a request failing on its own input fails alone.
    */
   async function runBatch(orgId: string, requests: PreparedRequest[], assumeNew = deps.optimisticAppend === true): Promise<JobOutcome<Appended>[]> {
-    let out: LockedAppend;
+    let out: Awaited<ReturnType<typeof appendLocked>>;
     try {
       out = await deps.db.transaction(async (tx) => appendLogged(tx, orgId, await lockOrgSeq(tx, orgId), requests, assumeNew));
     } catch (err) {
@@ -128,6 +131,7 @@ export function createEventLog(deps: EventLogDeps): EventLog {
     if (!options.internal) batcher.refuseIfFull(orgId);
     // Prepared before the turn: the org's seq lock is held only for what needs the database.
     const prepared = prepareRequest({ events, idempotency: options.idempotency });
+    deps.merkle?.prepare(prepared.fresh.map((p) => p.event));
     if (!options.internal) return batcher.join(orgId, prepared, events.length);
     return batcher.alone(orgId, async () => {
       const [o] = await runBatch(orgId, [prepared]);
