@@ -42,7 +42,8 @@ describe.runIf(realBackendAvailable)('a proxy process killed mid-call', () => {
     expect(await call).toBeInstanceOf(Error);
 
     second = await spawnServer({ env, name: 'proxy-2' });
-    const stream = await openSse(`${second.url}/api/v1/events?types=tool_call`, bearer(org.key));
+    // From the organization's first event: the sweep may store the record before the stream opens.
+    const stream = await openSse(`${second.url}/api/v1/events?types=tool_call&lastEventId=0`, bearer(org.key));
     await stream.waitFor((c) => c.events.some((e) => e.json.toolName === 'hang'), 30_000, 'the swept record of the killed call');
     stream.close();
     const calls = await proxyCalls(second.url, org, { sessionId: 'killed' });
