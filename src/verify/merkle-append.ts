@@ -23,21 +23,19 @@ export function recordLeafHash(record: CanonicalRecord): Buffer {
  * seq, serverId, ...: everything before receivedAt (metadata, the costly part) is written and hashed before the seq
  * lock, from the event; under it, the hash state is copied and finished with receivedAt, seq and the fields after them.
  */
-interface LeafText {
+interface LeafPrefix {
   state: Hash;
   suffix: string;
 }
 
-const text = (v: string | number | null): string => (v === null ? 'null' : JSON.stringify(v));
-
-function leafText(e: NewAuditEvent): LeafText {
+function leafPrefix(e: NewAuditEvent): LeafPrefix {
   return {
-    state: createHash('sha256').update(`\u0000{"action":${text(e.action ?? null)},"latencyMs":${text(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${text(e.occurredAt.toISOString())},"receivedAt":`),
-    suffix: `"serverId":${text(e.serverId ?? null)},"sessionId":${text(e.sessionId ?? null)},"source":${text(e.source)},"toolName":${text(e.toolName ?? null)},"type":${text(e.type)}}`,
+    state: createHash('sha256').update(`\u0000{"action":${JSON.stringify(e.action ?? null)},"latencyMs":${JSON.stringify(e.latencyMs ?? null)},"metadata":${canonicalJson(e.metadata ?? {})},"occurredAt":${JSON.stringify(e.occurredAt.toISOString())},"receivedAt":`),
+    suffix: `"serverId":${JSON.stringify(e.serverId ?? null)},"sessionId":${JSON.stringify(e.sessionId ?? null)},"source":${JSON.stringify(e.source)},"toolName":${JSON.stringify(e.toolName ?? null)},"type":${JSON.stringify(e.type)}}`,
   };
 }
 
-function finishLeaf(t: LeafText, record: CanonicalRecord): Buffer {
+function finishLeaf(t: LeafPrefix, record: CanonicalRecord): Buffer {
   return t.state.copy().update(`${JSON.stringify(record.receivedAt)},"seq":${record.seq},${t.suffix}`).digest();
 }
 
@@ -117,7 +115,7 @@ export interface MerkleStep {
 }
 
 export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
-  const prepared = new WeakMap<NewAuditEvent, LeafText>();
+  const prepared = new WeakMap<NewAuditEvent, LeafPrefix>();
   /**
    * Adds stored events after the log's size, one bounded page of MERKLE_CATCHUP_EVENTS more than the append adds (so a
    * log behind gains on any steady load), at most READ_PAGE_MAX_BYTES; returns the log's size after.
@@ -141,7 +139,7 @@ export function createMerkleStep(deps: MerkleStepDeps): MerkleStep {
 
   return {
     prepare(events) {
-      for (const e of events) prepared.set(e, leafText(e));
+      for (const e of events) prepared.set(e, leafPrefix(e));
     },
     async appended(tx, orgId, lastSeq, records, events) {
       if (records.length === 0) return;

@@ -103,18 +103,25 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
     await expectTreeOfStoredEvents(org.id, stored);
   });
 
-  it('catches up a log switched on after events were appended without it, a bounded page per append', async () => {
-    // The sibling's data (a directory of its own when embedded) is opened without the log, then with it.
+  /**
+   * A sibling's data (a directory of its own when embedded) opened without the log: an organization with `n` events
+   * and an empty log. Returns the environment to open it again and the organization.
+   */
+  async function appendedWithoutLog(n: number, prefix: string) {
     const env = await backend.sibling();
     const off = await startApp({ ...env, ...quiet, MERKLE_LOG: 'false' });
-    let org;
     try {
-      org = await createOrg(off.url);
-      await off.ctx.eventLog.append(org.id, upTo(30).map((i) => logEvent(`raw:id:off-${i}`)));
+      const org = await createOrg(off.url);
+      await off.ctx.eventLog.append(org.id, upTo(n).map((i) => logEvent(`raw:id:${prefix}-${i}`)));
       expect(await logSizeOf(off.ctx.db, org.id)).toBe(0);
+      return { env, org };
     } finally {
       await off.close();
     }
+  }
+
+  it('catches up a log switched on after events were appended without it, a bounded page per append', async () => {
+    const { env, org } = await appendedWithoutLog(30, 'off');
     const on = await startApp({ ...env, ...quiet, MERKLE_CATCHUP_EVENTS: '20' });
     try {
       await on.ctx.eventLog.append(org.id, [logEvent('raw:id:on-1')]);
@@ -130,15 +137,7 @@ describe.each(backendNames)('the Merkle log in the append transaction (%s)', (ba
   });
 
   it('catches up a log whose first append after it fell behind completes a tile it does not hold (the append is stored)', async () => {
-    const env = await backend.sibling();
-    const off = await startApp({ ...env, ...quiet, MERKLE_LOG: 'false' });
-    let org;
-    try {
-      org = await createOrg(off.url);
-      await off.ctx.eventLog.append(org.id, upTo(300).map((i) => logEvent(`raw:id:behind-${i}`)));
-    } finally {
-      await off.close();
-    }
+    const { env, org } = await appendedWithoutLog(300, 'behind');
     const on = await startApp({ ...env, ...quiet, MERKLE_CATCHUP_EVENTS: '100' });
     try {
       // Seq 301..550 would complete leaf tile 1 (seqs 257..512), of which the log holds nothing yet. Each append catches
